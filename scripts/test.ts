@@ -1,0 +1,89 @@
+// Runs the whole test suite under Deno and under Bun, installing what is missing first.
+// Usage: deno task test [--deno-only | --bun-only] [paths...]
+const BUN = "bun@1.4.4";
+const args = Deno.args.filter((a) => !a.startsWith("--"));
+const denoOnly = Deno.args.includes("--deno-only");
+const bunOnly = Deno.args.includes("--bun-only");
+const paths = args.length > 0 ? args : ["tests/"];
+
+async function run(cmd: string[], opts: { quiet?: boolean; env?: Record<string, string> } = {}) {
+  const p = new Deno.Command(cmd[0]!, {
+    args: cmd.slice(1),
+    stdout: opts.quiet ? "null" : "piped",
+    stderr: opts.quiet ? "null" : "piped",
+    env: opts.env,
+  }).spawn();
+  let out = "";
+  const dec = new TextDecoder();
+  const pump = async (s: ReadableStream<Uint8Array> | null, w: typeof Deno.stdout) => {
+    if (!s) return;
+    for await (const c of s) {
+      out += dec.decode(c, { stream: true });
+      await w.write(c);
+    }
+  };
+  if (!opts.quiet) await Promise.all([pump(p.stdout, Deno.stdout), pump(p.stderr, Deno.stderr)]);
+  const st = await p.status;
+  return { code: st.code, out };
+}
+
+async function has(bin: string): Promise<boolean> {
+  try {
+    const r = await new Deno.Command(bin, { args: ["--version"], stdout: "null", stderr: "null" })
+      .output();
+    return r.success;
+  } catch {
+    return false;
+  }
+}
+
+async function ensureApt(bin: string, pkg: string) {
+  if (await has(bin)) return;
+  const isRoot = Deno.uid?.() === 0;
+  if (!isRoot || !(await has("apt-get"))) {
+    console.error(
+      `${bin} is missing. Install it (Debian/Ubuntu: sudo apt-get install -y ${pkg}; macOS: brew install ${pkg}) and run the tests again.`,
+    );
+    Deno.exit(1);
+  }
+  console.log(`Installing ${pkg} with apt-get ...`);
+  await run(["apt-get", "update", "-qq"], { quiet: true });
+  const r = await run(["apt-get", "install", "-y", "-qq", pkg], { quiet: true });
+  if (r.code !== 0 || !(await has(bin))) {
+    console.error(`Cannot install ${pkg} with apt-get. Install it by hand and run the tests again.`);
+    Deno.exit(1);
+  }
+}
+
+await ensureApt("redis-server", "redis-server");
+await ensureApt("openssl", "openssl");
+
+let passed = 0;
+let failed = 0;
+const summary: string[] = [];
+
+if (!bunOnly) {
+  console.log(`\n=== Deno ${Deno.version.deno} ===`);
+  const r = await run([Deno.execPath(), "test", "-A", ...paths]);
+  const m = r.out.match(/(\d+) passed[^|\n]*\|\s*(\d+) failed/g);
+  const last = m?.[m.length - 1]?.match(/(\d+) passed[^|\n]*\|\s*(\d+) failed/);
+  const p = last ? Number(last[1]) : 0;
+  const f = last ? Number(last[2]) : (r.code === 0 ? 0 : 1);
+  passed += p;
+  failed += r.code !== 0 && f === 0 ? 1 : f;
+  summary.push(`deno: ${p} passed, ${f} failed (exit ${r.code})`);
+}
+
+if (!denoOnly) {
+  console.log(`\n=== Bun (${BUN}) ===`);
+  const r = await run(["npx", "-y", BUN, "test", "--timeout", "120000", ...paths]);
+  const p = Number(r.out.match(/^\s*(\d+) pass$/m)?.[1] ?? 0);
+  const f = Number(r.out.match(/^\s*(\d+) fail$/m)?.[1] ?? (r.code === 0 ? 0 : 1));
+  passed += p;
+  failed += r.code !== 0 && f === 0 ? 1 : f;
+  summary.push(`bun: ${p} passed, ${f} failed (exit ${r.code})`);
+}
+
+console.log(`\n${summary.join("\n")}`);
+console.log(`${passed} passed, ${failed} failed`);
+Deno.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,142 @@
+// A small, bounded, lazy pool of exclusive connections for blocking commands and WATCH.
+import { ClosedError } from "../errors.ts";
+import type { Connection } from "../connection/connection.ts";
+
+interface Idle {
+  conn: Connection;
+  since: number;
+}
+
+export class ExclusivePool {
+  readonly #create: () => Connection;
+  readonly #max: number;
+  readonly #idleTimeout: number;
+  readonly #idle: Idle[] = [];
+  readonly #busy = new Set<Connection>();
+  readonly #waiters: { resolve: (c: Connection) => void; reject: (e: Error) => void }[] = [];
+  /** Connections to retire on release (maintenance). */
+  readonly #retire = new WeakSet<Connection>();
+  #sweep: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(create: () => Connection, max: number, idleTimeout: number) {
+    this.#create = create;
+    this.#max = max;
+    this.#idleTimeout = idleTimeout;
+  }
+
+  get size(): number {
+    return this.#idle.length + this.#busy.size;
+  }
+
+  get busy(): number {
+    return this.#busy.size;
+  }
+
+  /** Every connection, idle or busy. */
+  connections(): Connection[] {
+    return [...this.#idle.map((i) => i.conn), ...this.#busy];
+  }
+
+  acquire(): Promise<Connection> {
+    if (this.#closed) {
+      return Promise.reject(new ClosedError("Cannot borrow a connection: the client is closed"));
+    }
+    let idle: Idle | undefined;
+    while ((idle = this.#idle.pop()) !== undefined) {
+      if (idle.conn.closed) continue;
+      this.#busy.add(idle.conn);
+      return Promise.resolve(idle.conn);
+    }
+    if (this.size < this.#max) {
+      const conn = this.#create();
+      this.#busy.add(conn);
+      return Promise.resolve(conn);
+    }
+    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  release(conn: Connection): void {
+    if (!this.#busy.delete(conn)) return;
+    if (this.#closed || conn.closed || this.#retire.has(conn)) {
+      conn.close().catch(() => {});
+      this.#serveWaiter();
+      return;
+    }
+    const w = this.#waiters.shift();
+    if (w) {
+      this.#busy.add(conn);
+      w.resolve(conn);
+      return;
+    }
+    this.#idle.push({ conn, since: Date.now() });
+    this.#armSweep();
+  }
+
+  /** Drops a broken connection. */
+  discard(conn: Connection): void {
+    this.#busy.delete(conn);
+    conn.destroy();
+    this.#serveWaiter();
+  }
+
+  /** Retires connections matching `pred`: idle ones at once, busy ones when released. */
+  retire(pred: (c: Connection) => boolean): number {
+    let n = 0;
+    for (let i = this.#idle.length - 1; i >= 0; i--) {
+      const c = this.#idle[i]!.conn;
+      if (pred(c)) {
+        this.#idle.splice(i, 1);
+        c.close().catch(() => {});
+        n++;
+      }
+    }
+    for (const c of this.#busy) {
+      if (pred(c)) {
+        this.#retire.add(c);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  #serveWaiter(): void {
+    if (this.#waiters.length === 0 || this.size >= this.#max) return;
+    const w = this.#waiters.shift()!;
+    const conn = this.#create();
+    this.#busy.add(conn);
+    w.resolve(conn);
+  }
+
+  #armSweep(): void {
+    if (this.#sweep !== undefined || this.#idleTimeout <= 0) return;
+    this.#sweep = setTimeout(() => {
+      this.#sweep = undefined;
+      const now = Date.now();
+      for (let i = this.#idle.length - 1; i >= 0; i--) {
+        const idle = this.#idle[i]!;
+        if (now - idle.since >= this.#idleTimeout) {
+          this.#idle.splice(i, 1);
+          idle.conn.close().catch(() => {});
+        }
+      }
+      if (this.#idle.length > 0) this.#armSweep();
+    }, this.#idleTimeout);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#sweep);
+    this.#sweep = undefined;
+    for (const w of this.#waiters.splice(0)) {
+      w.reject(new ClosedError("Cannot borrow a connection: the client is closed"));
+    }
+    const all = [...this.#idle.splice(0).map((i) => i.conn), ...this.#busy];
+    this.#busy.clear();
+    // Busy connections hold blocking commands that may never return: close at once.
+    await Promise.all(all.map((c) => {
+      c.destroy();
+      return c.close();
+    }));
+  }
+}

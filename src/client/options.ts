@@ -1,0 +1,217 @@
+/**
+ * Options of {@linkcode RedisClient} and their parsing (URL, defaults, validation).
+ *
+ * @module
+ */
+
+import type { Logger } from "../logger.ts";
+import type { BackoffOptions } from "../resilience/backoff.ts";
+import type { Connector, TlsOptions } from "../transport/types.ts";
+
+/** Settings of the maintenance notifications (smart client handoffs). */
+export interface ClientMaintenanceOptions {
+  /**
+   * `"auto"`: ask for notifications on RESP3, run without them when the server refuses;
+   * `"enabled"`: fail the connection setup when they are not available; `"disabled"`: never ask.
+   * @default {"auto"}
+   */
+  mode?: "auto" | "enabled" | "disabled";
+  /**
+   * Command timeout during a maintenance window, in ms.
+   * @default {10000}
+   */
+  relaxedTimeout?: number;
+  /**
+   * Timeout of blocking commands during a window, in ms; 0 = infinite.
+   * @default {0}
+   */
+  relaxedBlockingTimeout?: number;
+  /**
+   * Longest a MIGRATING / FAILING_OVER window stays open without its end notification, in ms.
+   * @default {60000}
+   */
+  relaxedWindowMaxDuration?: number;
+  /**
+   * The kind of address the server should announce in MOVING.
+   * @default {"auto"}
+   */
+  endpointType?:
+    | "auto"
+    | "internal-ip"
+    | "internal-fqdn"
+    | "external-ip"
+    | "external-fqdn"
+    | "none";
+}
+
+/**
+ * Options of a {@linkcode RedisClient}.
+ *
+ * @example
+ * ```ts
+ * import type { RedisClientOptions } from "@edge/redis";
+ * const options: RedisClientOptions = { url: "redis://127.0.0.1:6379/0", commandTimeout: 2000 };
+ * ```
+ */
+export interface RedisClientOptions {
+  /**
+   * `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS. Fields given as
+   * separate options override the URL's.
+   * @default {"redis://127.0.0.1:6379"}
+   */
+  url?: string;
+  /** Host name or IP address. @default {"127.0.0.1"} */
+  host?: string;
+  /** TCP port. @default {6379} */
+  port?: number;
+  /** ACL user name. */
+  username?: string;
+  /** Password. Never logged nor put in an error message. */
+  password?: string;
+  /** Database index. @default {0} */
+  db?: number;
+  /** `CLIENT SETNAME` on every connection. */
+  clientName?: string;
+  /** TLS: `true` for the defaults, or settings. `rediss://` implies `true`. */
+  tls?: boolean | TlsOptions;
+  /** RESP version. @default {3} */
+  protocol?: 2 | 3;
+  /** Milliseconds to open a connection and complete its handshake. @default {5000} */
+  connectTimeout?: number;
+  /** Milliseconds from sending a command to its reply; 0 = none. @default {5000} */
+  commandTimeout?: number;
+  /** Backoff between reconnect attempts, or `false` to never reconnect. @default {{ baseDelay: 100, maxDelay: 5000 }} */
+  reconnect?: BackoffOptions | false;
+  /** Most commands waiting to be written while disconnected. @default {100000} */
+  maxQueueLength?: number;
+  /** Most bytes waiting to be written while disconnected. @default {67108864} */
+  maxQueueBytes?: number;
+  /** Most exclusive connections for blocking commands and WATCH. @default {8} */
+  maxExclusiveConnections?: number;
+  /** Milliseconds an idle exclusive connection is kept. @default {30000} */
+  exclusiveIdleTimeout?: number;
+  /** Maintenance notifications (smart client handoffs). */
+  maintenanceNotifications?: ClientMaintenanceOptions;
+  /** Opens sockets; detected from the runtime by default. */
+  connector?: Connector;
+  /** Where to log. @default {silent} */
+  logger?: Logger;
+}
+
+/** @internal Options with every default applied. */
+export interface ResolvedClientOptions {
+  host: string;
+  port: number;
+  username: string | undefined;
+  password: string | undefined;
+  db: number;
+  clientName: string | undefined;
+  tls: TlsOptions | undefined;
+  protocol: 2 | 3;
+  connectTimeout: number;
+  commandTimeout: number;
+  reconnect: BackoffOptions | false;
+  maxQueueLength: number;
+  maxQueueBytes: number;
+  maxExclusiveConnections: number;
+  exclusiveIdleTimeout: number;
+}
+
+function nonNegative(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+    throw new RangeError(`Cannot use ${name} ${String(v)}: expected a non-negative number`);
+  }
+  return v;
+}
+
+/**
+ * Parses a `redis://` or `rediss://` URL.
+ *
+ * @param url The URL.
+ * @returns Its parts; absent parts are `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { parseRedisUrl } from "@edge/redis";
+ * parseRedisUrl("rediss://app:secret@cache.example:6380/2");
+ * // { host: "cache.example", port: 6380, username: "app", password: "secret", db: 2, tls: true }
+ * ```
+ */
+export function parseRedisUrl(url: string): {
+  host: string | undefined;
+  port: number | undefined;
+  username: string | undefined;
+  password: string | undefined;
+  db: number | undefined;
+  tls: boolean;
+} {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new TypeError(`Cannot parse the URL: expected redis://host:port/db`);
+  }
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") {
+    throw new TypeError(
+      `Cannot use the URL scheme "${u.protocol}": expected "redis:" or "rediss:"`,
+    );
+  }
+  let host: string | undefined = u.hostname || undefined;
+  if (host?.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
+  const port = u.port ? Number(u.port) : undefined;
+  const username = u.username ? decodeURIComponent(u.username) : undefined;
+  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  let db: number | undefined;
+  const path = u.pathname.replace(/^\//, "");
+  if (path) {
+    db = Number(path);
+    if (!Number.isInteger(db) || db < 0) {
+      throw new TypeError(`Cannot use the database "${path}" of the URL: expected an integer`);
+    }
+  }
+  const qdb = u.searchParams.get("db");
+  if (qdb !== null) db = Number(qdb);
+  return { host, port, username, password, db, tls: u.protocol === "rediss:" };
+}
+
+/** @internal Applies defaults and validates. */
+export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptions {
+  const fromUrl = o.url !== undefined ? parseRedisUrl(o.url) : undefined;
+  const host = o.host ?? fromUrl?.host ?? "127.0.0.1";
+  const port = o.port ?? fromUrl?.port ?? 6379;
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+    throw new RangeError(`Cannot use port ${port}: expected an integer from 1 to 65535`);
+  }
+  const db = o.db ?? fromUrl?.db ?? 0;
+  if (!Number.isInteger(db) || db < 0) {
+    throw new RangeError(`Cannot use database ${db}: expected a non-negative integer`);
+  }
+  const protocol = o.protocol ?? 3;
+  if (protocol !== 2 && protocol !== 3) {
+    throw new RangeError(`Cannot use protocol ${String(protocol)}: expected 2 or 3`);
+  }
+  let tls: TlsOptions | undefined;
+  if (o.tls === true || (o.tls === undefined && fromUrl?.tls)) tls = {};
+  else if (typeof o.tls === "object") tls = o.tls;
+  return {
+    host,
+    port,
+    username: o.username ?? fromUrl?.username,
+    password: o.password ?? fromUrl?.password,
+    db,
+    clientName: o.clientName,
+    tls,
+    protocol,
+    connectTimeout: nonNegative("connectTimeout", o.connectTimeout, 5000),
+    commandTimeout: nonNegative("commandTimeout", o.commandTimeout, 5000),
+    reconnect: o.reconnect ?? { baseDelay: 100, maxDelay: 5000 },
+    maxQueueLength: nonNegative("maxQueueLength", o.maxQueueLength, 100_000),
+    maxQueueBytes: nonNegative("maxQueueBytes", o.maxQueueBytes, 64 * 1024 * 1024),
+    maxExclusiveConnections: Math.max(
+      1,
+      nonNegative("maxExclusiveConnections", o.maxExclusiveConnections, 8),
+    ),
+    exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
+  };
+}

@@ -1,0 +1,273 @@
+/**
+ * Pub/sub subscriptions: the object `subscribe()` returns, and the manager that routes push
+ * frames to them and restores them on every new connection.
+ *
+ * @module
+ */
+
+import type { HandshakeStep } from "../connection/connection.ts";
+import type { RespValue } from "../resp/types.ts";
+
+/** One pub/sub message. */
+export interface PubSubMessage {
+  /** The channel the message was published to. */
+  channel: string;
+  /** The message. */
+  message: string;
+  /** The pattern that matched, for `psubscribe`. */
+  pattern?: string;
+}
+
+/** Called for every message of a subscription. */
+export type PubSubListener = (message: string, channel: string, pattern?: string) => void;
+
+/** The kind of a subscription. */
+export type SubscriptionKind = "channel" | "pattern" | "shard";
+
+const COMMANDS: Record<SubscriptionKind, [string, string]> = {
+  channel: ["SUBSCRIBE", "UNSUBSCRIBE"],
+  pattern: ["PSUBSCRIBE", "PUNSUBSCRIBE"],
+  shard: ["SSUBSCRIBE", "SUNSUBSCRIBE"],
+};
+
+/**
+ * A subscription to channels, patterns or shard channels. Without a listener it is an
+ * `AsyncIterable` of {@linkcode PubSubMessage}; iteration ends on `unsubscribe()`.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisClient } from "@edge/redis";
+ * const client = new RedisClient();
+ * const sub = await client.subscribe("news");
+ * for await (const { channel, message } of sub) {
+ *   console.log(channel, message);
+ *   if (message === "stop") await sub.unsubscribe();
+ * }
+ * ```
+ */
+export class Subscription implements AsyncIterable<PubSubMessage> {
+  /** The kind: plain channels, patterns or shard channels. */
+  readonly kind: SubscriptionKind;
+  /** The channels or patterns. */
+  readonly names: readonly string[];
+  readonly #listener: PubSubListener | undefined;
+  readonly #manager: SubscriptionManager;
+  readonly #buffer: PubSubMessage[] = [];
+  readonly #readers: ((r: IteratorResult<PubSubMessage>) => void)[] = [];
+  #active = true;
+
+  /** @internal */
+  constructor(
+    manager: SubscriptionManager,
+    kind: SubscriptionKind,
+    names: readonly string[],
+    listener: PubSubListener | undefined,
+  ) {
+    this.#manager = manager;
+    this.kind = kind;
+    this.names = names;
+    this.#listener = listener;
+  }
+
+  /** Whether the subscription still receives messages. */
+  get active(): boolean {
+    return this.#active;
+  }
+
+  /** @internal Delivers one message. */
+  _deliver(channel: string, message: string, pattern: string | undefined): void {
+    if (!this.#active) return;
+    if (this.#listener) {
+      this.#listener(message, channel, pattern);
+      return;
+    }
+    const m: PubSubMessage = pattern === undefined
+      ? { channel, message }
+      : { channel, message, pattern };
+    const r = this.#readers.shift();
+    if (r) r({ value: m, done: false });
+    else this.#buffer.push(m);
+  }
+
+  /**
+   * Stops the subscription; the server is unsubscribed from names no other subscription uses.
+   *
+   * @returns Resolves when the unsubscribe is written.
+   */
+  async unsubscribe(): Promise<void> {
+    if (!this.#active) return;
+    this.#active = false;
+    for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });
+    await this.#manager._remove(this);
+  }
+
+  /** @internal Ends iteration (client closed). */
+  _end(): void {
+    this.#active = false;
+    for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });
+  }
+
+  /**
+   * Iterates over the messages.
+   *
+   * @returns An async iterator of messages.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<PubSubMessage> {
+    return {
+      next: (): Promise<IteratorResult<PubSubMessage>> => {
+        const m = this.#buffer.shift();
+        if (m) return Promise.resolve({ value: m, done: false });
+        if (!this.#active) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => this.#readers.push(resolve));
+      },
+      return: async (): Promise<IteratorResult<PubSubMessage>> => {
+        await this.unsubscribe();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  /** Unsubscribes: `await using sub = await client.subscribe("ch")`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.unsubscribe();
+  }
+}
+
+/** @internal Routes pub/sub pushes and keeps the server-side subscription set. */
+export class SubscriptionManager {
+  readonly #subs: Record<SubscriptionKind, Map<string, Set<Subscription>>> = {
+    channel: new Map(),
+    pattern: new Map(),
+    shard: new Map(),
+  };
+  readonly #confirm = new Map<string, (() => void)[]>();
+  readonly #send: (args: string[]) => Promise<void>;
+
+  constructor(send: (args: string[]) => Promise<void>) {
+    this.#send = send;
+  }
+
+  /** Whether anything is subscribed. */
+  get size(): number {
+    return this.#subs.channel.size + this.#subs.pattern.size + this.#subs.shard.size;
+  }
+
+  async add(sub: Subscription): Promise<void> {
+    const map = this.#subs[sub.kind];
+    const fresh: string[] = [];
+    for (const n of sub.names) {
+      let set = map.get(n);
+      if (!set) {
+        set = new Set();
+        map.set(n, set);
+        fresh.push(n);
+      }
+      set.add(sub);
+    }
+    if (fresh.length === 0) return;
+    const cmd = COMMANDS[sub.kind][0];
+    const confirmed = Promise.all(
+      fresh.map((n) =>
+        new Promise<void>((resolve) => {
+          const key = `${cmd.toLowerCase()}\0${n}`;
+          const list = this.#confirm.get(key);
+          if (list) list.push(resolve);
+          else this.#confirm.set(key, [resolve]);
+        })
+      ),
+    );
+    try {
+      await this.#send([cmd, ...fresh]);
+    } catch (e) {
+      for (const n of fresh) {
+        map.get(n)?.delete(sub);
+        if (map.get(n)?.size === 0) map.delete(n);
+        this.#confirm.delete(`${cmd.toLowerCase()}\0${n}`);
+      }
+      throw e;
+    }
+    await confirmed;
+  }
+
+  async _remove(sub: Subscription): Promise<void> {
+    const map = this.#subs[sub.kind];
+    const gone: string[] = [];
+    for (const n of sub.names) {
+      const set = map.get(n);
+      if (!set) continue;
+      set.delete(sub);
+      if (set.size === 0) {
+        map.delete(n);
+        gone.push(n);
+      }
+    }
+    if (gone.length > 0) {
+      await this.#send([COMMANDS[sub.kind][1], ...gone]).catch(() => {});
+    }
+  }
+
+  /** Commands that restore every subscription on a new connection. */
+  session(): HandshakeStep[] {
+    const steps: HandshakeStep[] = [];
+    for (const kind of ["channel", "pattern", "shard"] as const) {
+      const names = [...this.#subs[kind].keys()];
+      if (names.length > 0) steps.push({ args: [COMMANDS[kind][0], ...names] });
+    }
+    return steps;
+  }
+
+  /** Handles a push frame; returns whether it was a pub/sub frame. */
+  onPush(frame: RespValue[]): boolean {
+    const k = frame[0];
+    if (typeof k !== "string") return false;
+    switch (k.toLowerCase()) {
+      case "message":
+        this.#deliver("channel", String(frame[1]), String(frame[2]), undefined);
+        return true;
+      case "smessage":
+        this.#deliver("shard", String(frame[1]), String(frame[2]), undefined);
+        return true;
+      case "pmessage":
+        this.#deliverPattern(String(frame[1]), String(frame[2]), String(frame[3]));
+        return true;
+      case "subscribe":
+      case "psubscribe":
+      case "ssubscribe": {
+        const key = `${k.toLowerCase()}\0${String(frame[1])}`;
+        const list = this.#confirm.get(key);
+        const r = list?.shift();
+        if (list && list.length === 0) this.#confirm.delete(key);
+        r?.();
+        return true;
+      }
+      case "unsubscribe":
+      case "punsubscribe":
+      case "sunsubscribe":
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  #deliver(kind: SubscriptionKind, channel: string, message: string, pattern?: string): void {
+    const set = this.#subs[kind].get(channel);
+    if (!set) return;
+    for (const s of set) s._deliver(channel, message, pattern);
+  }
+
+  #deliverPattern(pattern: string, channel: string, message: string): void {
+    const set = this.#subs.pattern.get(pattern);
+    if (!set) return;
+    for (const s of set) s._deliver(channel, message, pattern);
+  }
+
+  /** Ends every subscription (client closed). */
+  endAll(): void {
+    for (const map of Object.values(this.#subs)) {
+      for (const set of map.values()) for (const s of set) s._end();
+      map.clear();
+    }
+    for (const list of this.#confirm.values()) for (const r of list) r();
+    this.#confirm.clear();
+  }
+}

@@ -1,0 +1,1123 @@
+/**
+ * One logical, multiplexed connection to one Redis endpoint: auto-pipelining, timeouts that
+ * never desynchronise the reply stream, reconnect with backoff, session restore, and the
+ * replacement of its socket (the maintenance handoff).
+ *
+ * @module
+ */
+
+import {
+  ClosedError,
+  ConnectionError,
+  ProtocolError,
+  RedisError,
+  ReplyError,
+  TimeoutError,
+} from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import { RespDecoder } from "../resp/decoder.ts";
+import { RespEncoder } from "../resp/encoder.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
+import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
+import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
+import { Deque } from "./_deque.ts";
+
+/** Internal flag: the command gets no reply slot (subscribe family on RESP3 / RESP2 subscriber). */
+export const FLAG_NO_REPLY = 256;
+
+/** An endpoint: host and port. */
+export interface Endpoint {
+  /** Host name or IP literal (IPv6 without brackets). */
+  host: string;
+  /** TCP port. */
+  port: number;
+}
+
+/** Formats an endpoint as `host:port` (`[v6]:port` for IPv6 literals). */
+export function formatEndpoint(e: Endpoint): string {
+  return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
+}
+
+/** A command handed to the handshake: its arguments and what to do with the reply. */
+export interface HandshakeStep {
+  /** The command. */
+  args: RedisArgument[];
+  /** Called with the reply (an error reply arrives as a `ReplyError` value); throw to fail the handshake. */
+  onReply?: (reply: RespValue) => void;
+}
+
+/** Callbacks from the connection to its owner. */
+export interface ConnectionHooks {
+  /** A socket is open and its handshake is about to be written. */
+  onConnect?(endpoint: Endpoint): void;
+  /** The handshake succeeded; queued work is about to be flushed. */
+  onReady?(endpoint: Endpoint): void;
+  /** The socket was lost; a reconnect is scheduled after `delay` ms. */
+  onReconnecting?(delay: number, attempt: number, error: Error | undefined): void;
+  /** An error not delivered to a caller (a failed reconnect, a protocol fault). */
+  onError?(error: Error): void;
+  /** The connection was closed for good. */
+  onClose?(): void;
+  /** A push frame (RESP3 `>`, or a pub/sub array on a RESP2 subscriber connection). */
+  onPush?(frame: RespValue[]): void;
+  /**
+   * Extra handshake steps, after HELLO/AUTH/SETNAME/SETINFO and before SELECT. Called for every
+   * new socket with its transport (for its remote address and TLS).
+   */
+  handshake?(transport: Transport, protocol: 2 | 3): HandshakeStep[];
+  /**
+   * Session state to re-apply after SELECT (subscriptions, tracking): commands written with no
+   * reply slot, or with one when `onReply` is given.
+   */
+  session?(): HandshakeStep[];
+  /** Effective timeout for a command sent now (maintenance relaxation); defaults to the configured one. */
+  timeoutFor?(configured: number, blocking: boolean): number;
+}
+
+/** Settings of a {@linkcode Connection}. */
+export interface ConnectionOptions {
+  /** The endpoint to connect to. */
+  endpoint: Endpoint;
+  /** TLS settings; plain TCP when absent. */
+  tls?: TlsOptions;
+  /** Opens sockets. */
+  connector: Connector;
+  /** RESP version. */
+  protocol: 2 | 3;
+  /** ACL user name. */
+  username?: string;
+  /** Password (never logged). */
+  password?: string;
+  /** Database index. */
+  db: number;
+  /** `CLIENT SETNAME` value. */
+  clientName?: string;
+  /** Library name and version for `CLIENT SETINFO`; skipped when absent. */
+  libName?: string;
+  /** Library version for `CLIENT SETINFO`. */
+  libVersion?: string;
+  /** Milliseconds to open the socket and finish the handshake. */
+  connectTimeout: number;
+  /** Send-to-reply timeout in milliseconds; 0 = none. */
+  commandTimeout: number;
+  /** Backoff between reconnect attempts, or `false` to never reconnect. */
+  reconnect: BackoffOptions | false;
+  /** Most commands waiting to be written while not connected. */
+  maxQueueLength: number;
+  /** Most bytes (approximate) waiting to be written while not connected. */
+  maxQueueBytes: number;
+  /** A RESP2 connection dedicated to pub/sub: pub/sub arrays go to `onPush`. */
+  subscriber?: boolean;
+  /** Where to log. */
+  logger: Logger;
+  /** Callbacks. */
+  hooks?: ConnectionHooks;
+  /** Clock, injectable for tests. */
+  now?: () => number;
+  /** A name used in log lines, e.g. "shared" or "pool#2". */
+  label?: string;
+}
+
+/** @internal A command in a queue. */
+interface Pending {
+  args: RedisArgument[] | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  transform: Transform | undefined;
+  flags: number;
+  /** Send-to-reply timeout, ms; 0 = none. */
+  timeout: number;
+  /** Absolute deadline: for a queued command, its queue bound; for a written one, send + timeout. 0 = none. */
+  deadline: number;
+  /** true once rejected by a timeout or by close; its reply, if any, is discarded. */
+  done: boolean;
+  /** Approximate encoded size, counted only while offline. */
+  bytes: number;
+}
+
+/** One socket with its decoder and the commands written to it, in order. */
+class Link {
+  readonly inflight: Deque<Pending> = new Deque<Pending>(256);
+  readonly decoder: RespDecoder;
+  closed = false;
+  ready = false;
+  lastDataAt = 0;
+  constructor(
+    readonly transport: Transport,
+    readonly endpoint: Endpoint,
+    onReply: (link: Link, value: RespValue) => void,
+    onPush: (frame: RespValue[]) => void,
+  ) {
+    this.decoder = new RespDecoder({
+      onReply: (value) => onReply(this, value),
+      onPush,
+    });
+  }
+}
+
+const STATE_IDLE = 0;
+const STATE_CONNECTING = 1;
+const STATE_READY = 2;
+const STATE_WAITING = 3; // between reconnect attempts
+const STATE_CLOSING = 4;
+const STATE_CLOSED = 5;
+
+const PUBSUB_KINDS = new Set([
+  "message",
+  "pmessage",
+  "smessage",
+  "subscribe",
+  "psubscribe",
+  "ssubscribe",
+  "unsubscribe",
+  "punsubscribe",
+  "sunsubscribe",
+  "pong",
+]);
+
+function commandName(args: RedisArgument[] | undefined): string {
+  const a = args?.[0];
+  if (a === undefined) return "?";
+  return typeof a === "string" ? a.toUpperCase() : typeof a === "number" ? String(a) : "?";
+}
+
+function approxBytes(args: RedisArgument[]): number {
+  let n = 16;
+  for (const a of args) n += 16 + (typeof a === "string" ? a.length * 3 : typeof a === "number" ? 20 : a.length);
+  return n;
+}
+
+/**
+ * A multiplexed connection to one endpoint. Commands issued in one tick are written in one
+ * batch; replies resolve the commands in order. Survives socket loss: commands not yet written
+ * wait for the next socket (bounded), commands written but unanswered fail with
+ * `ConnectionError` and are never sent twice.
+ *
+ * This is the building block of every client kind; applications use `RedisClient`.
+ *
+ * @example
+ * ```ts ignore
+ * import { Connection } from "@edge/redis/connection";
+ * ```
+ */
+export class Connection {
+  readonly #o: ConnectionOptions;
+  readonly #now: () => number;
+  readonly #encoder = new RespEncoder(16 * 1024);
+  /** Commands waiting to be written, in order. */
+  readonly #unsent = new Deque<Pending>(256);
+  #unsentBytes = 0;
+  #link: Link | undefined;
+  /** A socket being replaced: still receiving replies for what was written to it. */
+  readonly #retiring = new Set<Link>();
+  #state = STATE_IDLE;
+  #flushScheduled = false;
+  #blocked = false; // transport above its high-water mark
+  #hold = false; // handoff in progress: keep new work in the backlog
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = 0;
+  #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  #attempt = 0;
+  #everReady = false;
+  #lastError: Error | undefined;
+  #connectPromise: Promise<void> | undefined;
+  #closeWaiters: (() => void)[] = [];
+  #endpoint: Endpoint;
+  #pinned: Endpoint | undefined;
+  readonly #label: string;
+
+  /**
+   * Creates a connection; it opens its socket on the first command or on `connect()`.
+   *
+   * @param options The settings.
+   */
+  constructor(options: ConnectionOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#endpoint = options.endpoint;
+    this.#label = options.label ?? "connection";
+    this.#flush = this.#flush.bind(this);
+    this.#onTimer = this.#onTimer.bind(this);
+  }
+
+  /** The endpoint the connection is (or will be) connected to. */
+  get endpoint(): Endpoint {
+    return this.#link?.endpoint ?? this.#pinned ?? this.#endpoint;
+  }
+
+  /** The configured endpoint. */
+  get configuredEndpoint(): Endpoint {
+    return this.#endpoint;
+  }
+
+  /** The current socket, if connected. */
+  get transport(): Transport | undefined {
+    return this.#link?.transport;
+  }
+
+  /** Whether the handshake completed on the current socket. */
+  get ready(): boolean {
+    return this.#state === STATE_READY;
+  }
+
+  /** Whether the connection is closed or closing. */
+  get closed(): boolean {
+    return this.#state >= STATE_CLOSING;
+  }
+
+  /** Commands written and awaiting their reply (all sockets). */
+  get inflightCount(): number {
+    let n = this.#link ? this.#link.inflight.length : 0;
+    for (const l of this.#retiring) n += l.inflight.length;
+    return n;
+  }
+
+  /** Commands waiting to be written. */
+  get queuedCount(): number {
+    return this.#unsent.length;
+  }
+
+  /** Whether the connection has no command queued or in flight. */
+  get idle(): boolean {
+    return this.#unsent.length === 0 && this.inflightCount === 0;
+  }
+
+  /**
+   * Opens the socket and runs the handshake, if not done yet.
+   *
+   * @returns Resolves when ready; rejects with the connection error of this attempt.
+   */
+  connect(): Promise<void> {
+    if (this.#state === STATE_READY) return Promise.resolve();
+    if (this.#state >= STATE_CLOSING) {
+      return Promise.reject(new ClosedError("Cannot connect: the connection is closed"));
+    }
+    if (this.#connectPromise) return this.#connectPromise;
+    if (this.#state === STATE_WAITING) {
+      clearTimeout(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
+    }
+    this.#connectPromise = this.#open().finally(() => {
+      this.#connectPromise = undefined;
+    });
+    return this.#connectPromise;
+  }
+
+  /**
+   * Sends a command.
+   *
+   * @param args The command and its arguments.
+   * @param transform Converts the reply.
+   * @param flags `FLAG_*` bits.
+   * @param timeout Send-to-reply timeout in ms (0 = none); the configured one when undefined.
+   * @returns The transformed reply; rejects with `ReplyError`, `TimeoutError`, `ConnectionError` or `ClosedError`.
+   */
+  send(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    timeout?: number,
+  ): Promise<unknown> {
+    if (this.#state >= STATE_CLOSING) {
+      return Promise.reject(
+        new ClosedError(`Cannot send "${commandName(args)}": the connection is closed`),
+      );
+    }
+    const offline = this.#state !== STATE_READY;
+    let bytes = 0;
+    if (offline) {
+      if (this.#unsent.length >= this.#o.maxQueueLength) {
+        return Promise.reject(
+          new ConnectionError(
+            `Cannot queue "${commandName(args)}": ${this.#unsent.length} commands already wait for "${
+              formatEndpoint(this.endpoint)
+            }" (maxQueueLength)`,
+          ),
+        );
+      }
+      bytes = approxBytes(args);
+      if (this.#unsentBytes + bytes > this.#o.maxQueueBytes) {
+        return Promise.reject(
+          new ConnectionError(
+            `Cannot queue "${commandName(args)}": ${this.#unsentBytes} bytes already wait for "${
+              formatEndpoint(this.endpoint)
+            }" (maxQueueBytes)`,
+          ),
+        );
+      }
+    }
+    let resolve!: (v: unknown) => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const t = timeout ?? this.#o.commandTimeout;
+    const p: Pending = {
+      args,
+      resolve,
+      reject,
+      transform,
+      flags,
+      timeout: t,
+      deadline: 0,
+      done: false,
+      bytes,
+    };
+    this.#enqueue(p, offline);
+    return promise;
+  }
+
+  /**
+   * Writes a command that gets no reply slot (subscribe family on RESP3), in order with the rest.
+   *
+   * @param args The command.
+   * @returns Resolves once written to a socket.
+   */
+  sendNoReply(args: RedisArgument[]): Promise<void> {
+    return this.send(args, undefined, FLAG_NO_REPLY, 0) as Promise<void>;
+  }
+
+  #enqueue(p: Pending, offline: boolean): void {
+    if (offline) {
+      if (p.timeout > 0) {
+        // A queued command waits at most its own timeout for a socket.
+        p.deadline = this.#now() + Math.max(p.timeout, this.#o.connectTimeout);
+        this.#armTimer(p.deadline);
+      }
+      this.#unsentBytes += p.bytes;
+      this.#unsent.push(p);
+      if (this.#state === STATE_IDLE) this.connect().catch(() => {});
+      return;
+    }
+    this.#unsent.push(p);
+    if (!this.#flushScheduled && !this.#hold && !this.#blocked) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  /** Writes every queued command to the current socket in one batch. */
+  #flush(): void {
+    this.#flushScheduled = false;
+    const link = this.#link;
+    if (!link || !link.ready || this.#hold || this.#blocked || this.#unsent.length === 0) return;
+    const enc = this.#encoder;
+    const now = this.#now();
+    const timeoutFor = this.#o.hooks?.timeoutFor;
+    const inflight = link.inflight;
+    const wasEmpty = inflight.length === 0;
+    let p: Pending | undefined;
+    while ((p = this.#unsent.shift()) !== undefined) {
+      if (p.done) continue;
+      enc.writeCommand(p.args!);
+      p.args = undefined;
+      if ((p.flags & FLAG_NO_REPLY) !== 0) {
+        p.done = true;
+        p.resolve(undefined);
+        continue;
+      }
+      let t = p.timeout;
+      if (timeoutFor !== undefined) t = timeoutFor(t, false);
+      if (t > 0) {
+        p.deadline = now + t;
+        if (this.#timer === undefined) this.#armTimer(p.deadline);
+      } else {
+        p.deadline = 0;
+      }
+      inflight.push(p);
+      // Keep batches bounded so one huge burst does not build one giant buffer.
+      if (enc.length >= 4 * 1024 * 1024) break;
+    }
+    this.#unsentBytes = 0;
+    if (wasEmpty) this.#updateBinary(link);
+    if (enc.length > 0) {
+      const ok = link.transport.write(enc.take());
+      if (!ok) this.#blocked = true;
+    }
+    if (this.#unsent.length > 0 && !this.#blocked && !this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #updateBinary(link: Link): void {
+    const head = link.inflight.peek();
+    link.decoder.binary = head !== undefined && (head.flags & FLAG_BINARY) !== 0;
+  }
+
+  #onReply(link: Link, value: RespValue): void {
+    if (this.#o.subscriber && Array.isArray(value) && this.#isPubSubArray(value)) {
+      this.#o.hooks?.onPush?.(value);
+      return;
+    }
+    const p = link.inflight.shift();
+    if (p === undefined) {
+      this.#fail(
+        link,
+        new ProtocolError(
+          `Cannot match a reply from "${formatEndpoint(link.endpoint)}": no command is waiting for it`,
+        ),
+      );
+      return;
+    }
+    const next = link.inflight.peek();
+    if (next !== undefined) {
+      link.decoder.binary = (next.flags & FLAG_BINARY) !== 0;
+    } else if (link.decoder.binary) link.decoder.binary = false;
+    if (link !== this.#link || this.#state === STATE_CLOSING) this.#afterReply(link);
+    if (p.done) return; // timed out earlier: its late reply is discarded
+    p.done = true;
+    if (value instanceof ReplyError) {
+      p.reject(value);
+      return;
+    }
+    if (p.transform === undefined) {
+      p.resolve(value);
+      return;
+    }
+    let out: unknown;
+    try {
+      out = p.transform(value);
+    } catch (e) {
+      p.reject(e instanceof Error ? e : new RedisError(String(e)));
+      return;
+    }
+    p.resolve(out);
+  }
+
+  /** A retiring socket closes once drained; a closing connection finishes once idle. */
+  #afterReply(link: Link): void {
+    if (link !== this.#link && link.inflight.length === 0 && this.#retiring.has(link)) {
+      queueMicrotask(() => {
+        if (link.inflight.length === 0 && !link.closed) {
+          link.closed = true;
+          link.transport.close();
+          this.#retiring.delete(link);
+          this.#checkClosed();
+        }
+      });
+    }
+    if (this.#state === STATE_CLOSING) queueMicrotask(() => this.#checkClosed());
+  }
+
+  #isPubSubArray(value: RespValue[]): boolean {
+    const k = value[0];
+    return typeof k === "string" && PUBSUB_KINDS.has(k.toLowerCase());
+  }
+
+  #onPush(frame: RespValue[]): void {
+    try {
+      this.#o.hooks?.onPush?.(frame);
+    } catch (e) {
+      this.#o.logger.warn(`Push handler failed: ${(e as Error).message}`);
+    }
+  }
+
+  #onData(link: Link, chunk: Uint8Array): void {
+    link.lastDataAt = this.#now();
+    try {
+      link.decoder.feed(chunk);
+    } catch (e) {
+      const err = e instanceof ProtocolError ? e : new ProtocolError(
+        `Cannot decode a reply from "${formatEndpoint(link.endpoint)}": ${(e as Error).message}`,
+        -1,
+        { cause: e },
+      );
+      this.#o.logger.error(
+        `Protocol error from "${formatEndpoint(link.endpoint)}", resetting the connection: ${err.message}`,
+      );
+      this.#o.hooks?.onError?.(err);
+      this.#fail(link, err);
+    }
+  }
+
+  /** Closes a socket because of a fault; its in-flight commands fail with `error`. */
+  #fail(link: Link, error: Error): void {
+    if (link.closed) return;
+    link.closed = true;
+    this.#rejectInflight(link, error);
+    link.transport.close();
+    this.#afterLinkLost(link, error);
+  }
+
+  #rejectInflight(link: Link, error: Error): void {
+    let p: Pending | undefined;
+    while ((p = link.inflight.shift()) !== undefined) {
+      if (p.done) continue;
+      p.done = true;
+      p.reject(
+        error instanceof ConnectionError || error instanceof ProtocolError ? error : new ConnectionError(
+          `Cannot get the reply to "${commandName(p.args)}": the connection to "${
+            formatEndpoint(link.endpoint)
+          }" was lost`,
+          { cause: error },
+        ),
+      );
+    }
+  }
+
+  #onClose(link: Link, error?: Error): void {
+    if (link.closed) {
+      this.#afterLinkLost(link, error);
+      return;
+    }
+    link.closed = true;
+    const lost = new ConnectionError(
+      `Cannot get the reply: the connection to "${formatEndpoint(link.endpoint)}" was closed${
+        error ? `: ${error.message}` : ""
+      }`,
+      { cause: error },
+    );
+    this.#rejectInflight(link, lost);
+    this.#afterLinkLost(link, lost);
+  }
+
+  #afterLinkLost(link: Link, error: Error | undefined): void {
+    if (this.#retiring.delete(link)) {
+      this.#checkClosed();
+      return;
+    }
+    if (this.#link !== link) return;
+    this.#link = undefined;
+    this.#blocked = false;
+    if (this.#state >= STATE_CLOSING) {
+      this.#finishClose();
+      return;
+    }
+    if (this.#state === STATE_READY) {
+      this.#o.logger.debug(
+        `${this.#label}: connection to "${formatEndpoint(link.endpoint)}" lost${
+          error ? `: ${error.message}` : ""
+        }`,
+      );
+      this.#scheduleReconnect(error);
+    }
+  }
+
+  #scheduleReconnect(error: Error | undefined): void {
+    if (this.#o.reconnect === false) {
+      this.#destroy(
+        new ConnectionError(
+          `Cannot send: the connection to "${formatEndpoint(this.endpoint)}" was lost`,
+          { cause: error },
+        ),
+      );
+      return;
+    }
+    this.#lastError = error;
+    this.#state = STATE_WAITING;
+    const delay = this.#attempt === 0 ? 0 : backoffDelay(this.#attempt - 1, this.#o.reconnect);
+    this.#attempt++;
+    this.#o.hooks?.onReconnecting?.(delay, this.#attempt, error);
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      if (this.#state !== STATE_WAITING) return;
+      this.connect().catch(() => {});
+    }, delay);
+  }
+
+  async #open(): Promise<void> {
+    this.#state = STATE_CONNECTING;
+    const endpoint = this.#pinned ?? this.#endpoint;
+    try {
+      const link = await this.#openLink(endpoint);
+      if (this.#state >= STATE_CLOSING) {
+        link.closed = true;
+        link.transport.close();
+        throw new ClosedError("Cannot connect: the connection was closed meanwhile");
+      }
+      this.#install(link);
+    } catch (e) {
+      const err = e as Error;
+      this.#lastError = err;
+      if (this.#state >= STATE_CLOSING) throw err;
+      this.#o.hooks?.onError?.(err);
+      if (!this.#everReady || this.#o.reconnect === false) {
+        // Never connected: fail fast, queued work included.
+        this.#state = STATE_IDLE;
+        this.#rejectUnsent(err);
+      } else {
+        this.#scheduleReconnect(err);
+      }
+      throw err;
+    }
+  }
+
+  /** Makes `link` the current socket and flushes the backlog. */
+  #install(link: Link): void {
+    this.#link = link;
+    this.#state = STATE_READY;
+    this.#everReady = true;
+    this.#attempt = 0;
+    this.#o.hooks?.onReady?.(link.endpoint);
+    this.#writeSession(link);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #writeSession(link: Link): void {
+    const steps = this.#o.hooks?.session?.();
+    if (!steps || steps.length === 0) return;
+    const enc = this.#encoder;
+    for (const s of steps) {
+      enc.writeCommand(s.args);
+      if (s.onReply) {
+        const cb = s.onReply;
+        link.inflight.push({
+          args: s.args,
+          resolve: (v) => cb(v as RespValue),
+          reject: (e) => this.#o.logger.warn(`Cannot restore the session: ${e.message}`),
+          transform: undefined,
+          flags: 0,
+          timeout: 0,
+          deadline: 0,
+          done: false,
+          bytes: 0,
+        });
+      }
+    }
+    link.transport.write(enc.take());
+  }
+
+  /** Opens a socket to `endpoint` and runs the handshake on it. */
+  #openLink(endpoint: Endpoint, connectTimeout = this.#o.connectTimeout): Promise<Link> {
+    const name = formatEndpoint(endpoint);
+    return new Promise<Link>((resolve, reject) => {
+      let settled = false;
+      let link: Link | undefined;
+      const timer = connectTimeout > 0
+        ? setTimeout(() => {
+          if (settled) return;
+          settled = true;
+          if (link) {
+            link.closed = true;
+            link.transport.close();
+          }
+          reject(new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`));
+        }, connectTimeout)
+        : undefined;
+      const fail = (e: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (link && !link.closed) {
+          link.closed = true;
+          link.transport.close();
+        }
+        reject(e);
+      };
+      this.#o.connector({ host: endpoint.host, port: endpoint.port, tls: this.#o.tls }).then(
+        (transport) => {
+          if (settled) {
+            transport.close();
+            return;
+          }
+          const l = new Link(
+            transport,
+            endpoint,
+            (lk, v) => this.#onReply(lk, v),
+            (f) => this.#onPush(f),
+          );
+          link = l;
+          transport.setHandlers({
+            onData: (chunk) => this.#onData(l, chunk),
+            onDrain: () => {
+              if (this.#link === l && this.#blocked) {
+                this.#blocked = false;
+                this.#flush();
+              }
+            },
+            onClose: (err) => {
+              if (!l.ready) {
+                l.closed = true;
+                fail(
+                  new ConnectionError(
+                    `Cannot connect to "${name}": the connection closed during the handshake${
+                      err ? `: ${err.message}` : ""
+                    }`,
+                    { cause: err },
+                  ),
+                );
+                return;
+              }
+              this.#onClose(l, err);
+            },
+          });
+          this.#o.hooks?.onConnect?.(endpoint);
+          this.#handshake(l).then(() => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            l.ready = true;
+            resolve(l);
+          }, fail);
+        },
+        (e: Error) =>
+          fail(new ConnectionError(`Cannot connect to "${name}": ${e.message}`, { cause: e })),
+      );
+    });
+  }
+
+  /** Writes the whole handshake in one batch and checks every reply in order. */
+  #handshake(link: Link): Promise<void> {
+    const o = this.#o;
+    const name = formatEndpoint(link.endpoint);
+    const steps: HandshakeStep[] = [];
+    const authFail = (v: RespValue) => {
+      if (v instanceof ReplyError) {
+        throw new ConnectionError(`Cannot authenticate to "${name}": ${v.message}`, { cause: v });
+      }
+    };
+    if (o.protocol === 3) {
+      const hello: RedisArgument[] = ["HELLO", "3"];
+      if (o.password !== undefined) hello.push("AUTH", o.username ?? "default", o.password);
+      if (o.clientName) hello.push("SETNAME", o.clientName);
+      steps.push({
+        args: hello,
+        onReply: (v) => {
+          if (!(v instanceof ReplyError)) return;
+          if (v.prefix === "NOPROTO" || /unknown command/i.test(v.message)) {
+            throw new ConnectionError(
+              `Cannot use RESP3 with "${name}": ${v.message} (set protocol: 2)`,
+              { cause: v },
+            );
+          }
+          authFail(v);
+        },
+      });
+    } else {
+      if (o.password !== undefined) {
+        steps.push({
+          args: o.username !== undefined ? ["AUTH", o.username, o.password] : ["AUTH", o.password],
+          onReply: authFail,
+        });
+      }
+      if (o.clientName) steps.push({ args: ["CLIENT", "SETNAME", o.clientName] });
+    }
+    if (o.libName) {
+      steps.push({ args: ["CLIENT", "SETINFO", "LIB-NAME", o.libName], onReply: () => {} });
+      if (o.libVersion) {
+        steps.push({ args: ["CLIENT", "SETINFO", "LIB-VER", o.libVersion], onReply: () => {} });
+      }
+    }
+    const extra = o.hooks?.handshake?.(link.transport, o.protocol);
+    if (extra) steps.push(...extra);
+    if (o.db !== 0) {
+      steps.push({
+        args: ["SELECT", o.db],
+        onReply: (v) => {
+          if (v instanceof ReplyError) {
+            throw new ConnectionError(`Cannot select database ${o.db} on "${name}": ${v.message}`, {
+              cause: v,
+            });
+          }
+        },
+      });
+    }
+    return new Promise<void>((resolve, reject) => {
+      let left = steps.length;
+      let failed = false;
+      if (left === 0) {
+        resolve();
+        return;
+      }
+      // The encoder is empty between synchronous sections, so these bytes are the handshake only.
+      const enc = this.#encoder;
+      for (const step of steps) {
+        enc.writeCommand(step.args);
+        const done = (v: unknown) => {
+          if (failed) return;
+          try {
+            step.onReply?.(v as RespValue);
+          } catch (e) {
+            failed = true;
+            reject(e);
+            return;
+          }
+          if (--left === 0) resolve();
+        };
+        link.inflight.push({
+          args: step.args,
+          // A step without onReply must succeed.
+          resolve: done,
+          reject: (e) => {
+            if (e instanceof ReplyError && step.onReply) return done(e);
+            if (failed) return;
+            failed = true;
+            reject(
+              e instanceof ReplyError
+                ? new ConnectionError(
+                  `Cannot set up the connection to "${name}": ${commandName(step.args)} failed: ${e.message}`,
+                  { cause: e },
+                )
+                : e,
+            );
+          },
+          transform: undefined,
+          flags: 0,
+          timeout: 0,
+          deadline: 0,
+          done: false,
+          bytes: 0,
+        });
+      }
+      link.transport.write(enc.take());
+    });
+  }
+
+  #rejectUnsent(error: Error): void {
+    let p: Pending | undefined;
+    while ((p = this.#unsent.shift()) !== undefined) {
+      if (p.done) continue;
+      p.done = true;
+      p.reject(error);
+    }
+    this.#unsentBytes = 0;
+  }
+
+  #armTimer(at: number): void {
+    if (this.#timer !== undefined && this.#timerAt <= at) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(this.#onTimer, Math.max(0, at - this.#now()));
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    const now = this.#now();
+    let next = Infinity;
+    const scan = (link: Link) => {
+      const q = link.inflight;
+      for (let i = 0; i < q.length; i++) {
+        const p = q.at(i)!;
+        if (p.done || p.deadline === 0) continue;
+        if (p.deadline <= now) {
+          p.done = true;
+          p.reject(
+            new TimeoutError(
+              `Command "${commandName(p.args)}" timed out after ${p.timeout} ms on "${
+                formatEndpoint(link.endpoint)
+              }"`,
+            ),
+          );
+        } else {
+          if (p.deadline < next) next = p.deadline;
+          break; // later commands were written later
+        }
+      }
+      // A socket that answers nothing at all while commands time out is dead.
+      const head = q.peek();
+      if (head && head.done && link.ready && !link.closed) {
+        const silentFor = now - link.lastDataAt;
+        const limit = Math.max(this.#o.commandTimeout, 1000) * 2;
+        if (silentFor >= limit && head.deadline !== 0) {
+          this.#o.logger.warn(
+            `${this.#label}: "${formatEndpoint(link.endpoint)}" answered nothing for ${silentFor} ms, replacing the connection`,
+          );
+          this.#fail(
+            link,
+            new ConnectionError(
+              `Cannot get the reply: "${formatEndpoint(link.endpoint)}" stopped answering`,
+            ),
+          );
+          return;
+        } else if (head.deadline !== 0) {
+          next = Math.min(next, link.lastDataAt + limit);
+        }
+      }
+    };
+    if (this.#link) scan(this.#link);
+    for (const l of this.#retiring) scan(l);
+    // Queued commands waiting for a socket.
+    const u = this.#unsent;
+    for (let i = 0; i < u.length; i++) {
+      const p = u.at(i)!;
+      if (p.done || p.deadline === 0) continue;
+      if (this.#state === STATE_READY && !this.#hold) break;
+      if (p.deadline <= now) {
+        p.done = true;
+        p.reject(
+          new TimeoutError(
+            `Command "${commandName(p.args)}" was not sent within ${
+              Math.max(p.timeout, this.#o.connectTimeout)
+            } ms: no connection to "${formatEndpoint(this.endpoint)}"${
+              this.#lastError ? ` (${this.#lastError.message})` : ""
+            }`,
+          ),
+        );
+      } else if (p.deadline < next) next = p.deadline;
+    }
+    if (next !== Infinity && this.#state < STATE_CLOSED) this.#armTimer(next);
+  }
+
+  // ---- handoff (maintenance MOVING) ----
+
+  /**
+   * Replaces the socket with one to `target` (or to the configured endpoint when `null`):
+   * new work is held, what was written drains (at most `drainCap` ms), the replacement is opened
+   * and set up, the backlog is flushed to it in order, and the old socket is closed.
+   *
+   * @param target Where to reconnect; `null` for the configured endpoint.
+   * @param drainCap Longest wait, in ms, for written commands to be answered.
+   * @param pin Keep new sockets on `target` until `unpin()` (the MOVING window).
+   * @returns Details of the handoff.
+   */
+  async handoff(
+    target: Endpoint | null,
+    drainCap: number,
+    pin = true,
+  ): Promise<{ from: Endpoint; to: Endpoint; drainMs: number; held: number }> {
+    const old = this.#link;
+    const from = this.endpoint;
+    const to = target ?? this.#endpoint;
+    if (pin && target) this.#pinned = target;
+    if (this.#state >= STATE_CLOSING) return { from, to, drainMs: 0, held: 0 };
+    this.#hold = true;
+    const start = this.#now();
+    try {
+      if (old && !old.closed) {
+        await this.#waitDrained(old, drainCap);
+      }
+      const drainMs = this.#now() - start;
+      const held = this.#unsent.length;
+      if (this.#state >= STATE_CLOSING) return { from, to, drainMs, held };
+      let link: Link;
+      try {
+        link = await this.#openLink(to, Math.max(this.#o.connectTimeout, 1000));
+      } catch (e) {
+        this.#o.logger.warn(
+          `${this.#label}: cannot open the replacement connection to "${formatEndpoint(to)}": ${
+            (e as Error).message
+          }`,
+        );
+        if (old && !old.closed && this.#link === old) {
+          // Keep serving on the old socket until the server closes it.
+          return { from, to: from, drainMs, held };
+        }
+        throw e;
+      }
+      if (this.#state >= STATE_CLOSING) {
+        link.closed = true;
+        link.transport.close();
+        return { from, to, drainMs, held };
+      }
+      if (old && this.#link === old) {
+        this.#link = undefined;
+        this.#retiring.add(old);
+        if (old.inflight.length === 0) {
+          old.closed = true;
+          old.transport.close();
+          this.#retiring.delete(old);
+        }
+      }
+      this.#hold = false;
+      this.#blocked = false;
+      this.#install(link);
+      return { from, to, drainMs, held };
+    } finally {
+      this.#hold = false;
+      if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
+        this.#flushScheduled = true;
+        queueMicrotask(this.#flush);
+      }
+    }
+  }
+
+  /** Lets new sockets go to the configured endpoint again (the MOVING window ended). */
+  unpin(): void {
+    this.#pinned = undefined;
+  }
+
+  #waitDrained(link: Link, cap: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const end = this.#now() + cap;
+      const check = () => {
+        if (link.closed || link.inflight.length === 0 || this.#now() >= end) {
+          resolve();
+          return;
+        }
+        setTimeout(check, 1);
+      };
+      check();
+    });
+  }
+
+  // ---- close ----
+
+  /**
+   * Closes gracefully: new commands are refused, queued and in-flight ones complete (each within
+   * its own timeout), then the socket is closed.
+   */
+  async close(): Promise<void> {
+    if (this.#state === STATE_CLOSED) return;
+    if (this.#state !== STATE_CLOSING) {
+      const wasReady = this.#state === STATE_READY;
+      this.#state = STATE_CLOSING;
+      clearTimeout(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
+      if (!wasReady) {
+        this.#rejectUnsent(new ClosedError("Cannot send the command: the client was closed"));
+      } else if (this.#unsent.length > 0) {
+        // Write what is queued; the flush refuses while closing, so write directly.
+        this.#state = STATE_READY;
+        this.#flush();
+        this.#state = STATE_CLOSING;
+      }
+    }
+    await new Promise<void>((resolve) => {
+      this.#closeWaiters.push(resolve);
+      this.#checkClosed();
+    });
+  }
+
+  #checkClosed(): void {
+    if (this.#state !== STATE_CLOSING) return;
+    if (this.inflightCount > 0 || this.#unsent.length > 0) return;
+    this.#finishClose();
+  }
+
+  #finishClose(): void {
+    if (this.#state === STATE_CLOSED) return;
+    this.#state = STATE_CLOSED;
+    const link = this.#link;
+    this.#link = undefined;
+    if (link && !link.closed) {
+      link.closed = true;
+      link.transport.close();
+    }
+    for (const l of this.#retiring) {
+      l.closed = true;
+      this.#rejectInflight(l, new ClosedError("Cannot get the reply: the client was closed"));
+      l.transport.close();
+    }
+    this.#retiring.clear();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+    this.#o.hooks?.onClose?.();
+    for (const w of this.#closeWaiters.splice(0)) w();
+  }
+
+  /**
+   * Closes at once: everything queued or in flight is rejected with `error` (a `ClosedError`
+   * by default).
+   *
+   * @param error The error for the pending commands.
+   */
+  destroy(error?: Error): void {
+    this.#destroy(error ?? new ClosedError("Cannot get the reply: the connection was closed"));
+  }
+
+  #destroy(error: Error): void {
+    if (this.#state === STATE_CLOSED) return;
+    this.#state = STATE_CLOSING;
+    this.#rejectUnsent(error);
+    if (this.#link) this.#rejectInflight(this.#link, error);
+    this.#finishClose();
+  }
+}
