@@ -1,0 +1,2279 @@
+/**
+ * The typed command methods shared by every client, pipeline and transaction.
+ *
+ * @module
+ */
+
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import { ReplyError } from "../errors.ts";
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_NONE,
+  FLAG_READONLY,
+  type Transform,
+} from "./_command.ts";
+import * as T from "./_transforms.ts";
+import { sha1Hex } from "./_sha1.ts";
+import type {
+  BitfieldOperation,
+  BitRangeOptions,
+  ClientKillFilters,
+  CollectionScanOptions,
+  CopyOptions,
+  ExpireOptions,
+  FlushOptions,
+  FunctionLibrary,
+  GeoAddOptions,
+  GeoMember,
+  GeoPosition,
+  GeoSearchEntry,
+  GeoSearchOptions,
+  GeoSearchWith,
+  GeoUnit,
+  GetExOptions,
+  KeyElement,
+  KeyElements,
+  KeyScoredMember,
+  KeyScoredMembers,
+  LcsIdxResult,
+  ListSide,
+  LposOptions,
+  PendingEntry,
+  PendingSummary,
+  RestoreOptions,
+  ScanOptions,
+  ScoredMember,
+  SetOptions,
+  SortOptions,
+  StreamEntry,
+  StreamFields,
+  StreamMessages,
+  StreamTrimOptions,
+  XAddOptions,
+  XAutoClaimJustIdResult,
+  XAutoClaimResult,
+  XClaimOptions,
+  XGroupCreateOptions,
+  XPendingRangeOptions,
+  XReadGroupOptions,
+  XReadOptions,
+  XReadStreams,
+  ZAddMember,
+  ZAddOptions,
+  ZAggregateOptions,
+  ZPopSide,
+  ZRangeOptions,
+} from "./types.ts";
+
+export type * from "./types.ts";
+export type { RedisArgument } from "../resp/types.ts";
+export type { Transform } from "./_command.ts";
+
+const N = FLAG_NONE;
+const RO = FLAG_READONLY;
+const BL = FLAG_BLOCKING;
+
+/** A score or score bound: infinities become `+inf`/`-inf`, strings (`"(1"`) pass through. */
+function sc(v: number | string): RedisArgument {
+  if (typeof v === "string") return v;
+  if (v === Infinity) return "+inf";
+  if (v === -Infinity) return "-inf";
+  return v;
+}
+
+/** A Redis timeout in seconds (maybe fractional) to `blockMs`; 0 stays 0 (forever). */
+function secToMs(seconds: number): number {
+  if (!(seconds >= 0)) {
+    throw new RangeError(`Cannot block for ${seconds} seconds: the timeout must be >= 0`);
+  }
+  return seconds === 0 ? 0 : Math.ceil(seconds * 1000);
+}
+
+/** A record or a list of pairs, flattened. */
+function flat(
+  pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+): RedisArgument[] {
+  const out: RedisArgument[] = [];
+  if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
+  else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
+  return out;
+}
+
+function list<A>(v: A | A[]): A[] {
+  return Array.isArray(v) ? v : [v];
+}
+
+function scanArgs(args: RedisArgument[], o: CollectionScanOptions & { type?: string }): void {
+  if (o.match !== undefined) args.push("MATCH", o.match);
+  if (o.count !== undefined) args.push("COUNT", o.count);
+  if (o.type !== undefined) args.push("TYPE", o.type);
+}
+
+function expireArgs(args: RedisArgument[], o: ExpireOptions | undefined): RedisArgument[] {
+  if (o?.nx) args.push("NX");
+  if (o?.xx) args.push("XX");
+  if (o?.gt) args.push("GT");
+  if (o?.lt) args.push("LT");
+  return args;
+}
+
+function zrangeArgs(
+  args: RedisArgument[],
+  start: number | string,
+  stop: number | string,
+  o: ZRangeOptions | undefined,
+): RedisArgument[] {
+  args.push(sc(start), sc(stop));
+  if (o?.byScore) args.push("BYSCORE");
+  if (o?.byLex) args.push("BYLEX");
+  if (o?.rev) args.push("REV");
+  if (o?.limit) args.push("LIMIT", o.limit.offset, o.limit.count);
+  return args;
+}
+
+function aggArgs(keys: RedisArgument[], o: ZAggregateOptions | undefined): RedisArgument[] {
+  const args: RedisArgument[] = [keys.length, ...keys];
+  if (o?.weights) args.push("WEIGHTS", ...o.weights.map(sc));
+  if (o?.aggregate) args.push("AGGREGATE", o.aggregate);
+  return args;
+}
+
+function trimArgs(args: RedisArgument[], o: StreamTrimOptions): void {
+  if (o.maxlen !== undefined) args.push("MAXLEN", o.approximate ? "~" : "=", o.maxlen);
+  else if (o.minid !== undefined) args.push("MINID", o.approximate ? "~" : "=", o.minid);
+  else return;
+  if (o.limit !== undefined) args.push("LIMIT", o.limit);
+}
+
+function streamsArgs(args: RedisArgument[], streams: XReadStreams): void {
+  const keys: RedisArgument[] = [];
+  const ids: RedisArgument[] = [];
+  if (Array.isArray(streams)) {
+    for (const s of streams) {
+      keys.push(s.key);
+      ids.push(s.id);
+    }
+  } else {
+    for (const k of Object.keys(streams)) {
+      keys.push(k);
+      ids.push(streams[k] as RedisArgument);
+    }
+  }
+  args.push("STREAMS", ...keys, ...ids);
+}
+
+function bitRange(args: RedisArgument[], o: BitRangeOptions | undefined): RedisArgument[] {
+  if (o?.start !== undefined) {
+    args.push(o.start);
+    if (o.end !== undefined) {
+      args.push(o.end);
+      if (o.mode) args.push(o.mode);
+    }
+  }
+  return args;
+}
+
+function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
+  if ("member" in o.from) args.push("FROMMEMBER", o.from.member);
+  else args.push("FROMLONLAT", o.from.longitude, o.from.latitude);
+  if ("radius" in o.by) args.push("BYRADIUS", o.by.radius, o.by.unit);
+  else args.push("BYBOX", o.by.width, o.by.height, o.by.unit);
+  if (o.order) args.push(o.order);
+  if (o.count !== undefined) {
+    args.push("COUNT", o.count);
+    if (o.any) args.push("ANY");
+  }
+}
+
+function flushArg(args: RedisArgument[], o: FlushOptions | undefined): RedisArgument[] {
+  if (o?.async === true) args.push("ASYNC");
+  else if (o?.async === false) args.push("SYNC");
+  return args;
+}
+
+function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgument[] {
+  if (o?.by !== undefined) args.push("BY", o.by);
+  if (o?.limit) args.push("LIMIT", o.limit.offset, o.limit.count);
+  for (const g of o?.get ?? []) args.push("GET", g);
+  if (o?.order) args.push(o.order);
+  if (o?.alpha) args.push("ALPHA");
+  return args;
+}
+
+function lposArgs(
+  key: RedisArgument,
+  element: RedisArgument,
+  o: LposOptions | undefined,
+): RedisArgument[] {
+  const args: RedisArgument[] = ["LPOS", key, element];
+  if (o?.rank !== undefined) args.push("RANK", o.rank);
+  if (o?.maxlen !== undefined) args.push("MAXLEN", o.maxlen);
+  return args;
+}
+
+function zaddArgs(key: RedisArgument, o: ZAddOptions | undefined): RedisArgument[] {
+  const args: RedisArgument[] = ["ZADD", key];
+  if (o?.nx) args.push("NX");
+  if (o?.xx) args.push("XX");
+  if (o?.gt) args.push("GT");
+  if (o?.lt) args.push("LT");
+  if (o?.ch) args.push("CH");
+  return args;
+}
+
+/**
+ * The typed Redis command methods. Every client (standalone, cluster, sentinel, multi-db), its
+ * pipelines and transactions extend this class and implement {@linkcode RedisCommands._run};
+ * each method builds the command's arguments and a reply transform and hands them over.
+ *
+ * Method names are the lowercase Redis command names (`hset`, `zadd`); sub-commands are
+ * camelCased (`clientSetName`, `xgroupCreate`); variants with a different result shape get a
+ * suffix (`zrangeWithScores`, `lcsLen`). Keys and values accept `string | number | Uint8Array`.
+ * Bulk string replies are `S`: `string` normally, `Uint8Array` on a binary view.
+ * Replies are normalised so that RESP2 and RESP3 give the same results.
+ *
+ * Timeouts of blocking list/sorted-set commands are in seconds like in Redis (fractions
+ * allowed, 0 waits forever); `xread`/`xreadgroup` `block` and `wait` are in milliseconds.
+ *
+ * @typeParam S The type of bulk string replies: `string` or `Uint8Array`.
+ *
+ * @example A minimal executor
+ * ```ts
+ * import { RedisCommands } from "./commands.ts";
+ * import type { RedisArgument } from "../resp/types.ts";
+ *
+ * class Recorder extends RedisCommands {
+ *   sent: RedisArgument[][] = [];
+ *   _run(args: RedisArgument[]): Promise<unknown> {
+ *     this.sent.push(args);
+ *     return Promise.resolve(null);
+ *   }
+ * }
+ * const r = new Recorder();
+ * await r.set("k", "v", { ex: 10, nx: true });
+ * console.log(r.sent[0]); // ["SET", "k", "v", "EX", 10, "NX"]
+ * ```
+ */
+export abstract class RedisCommands<S extends string | Uint8Array = string> {
+  /**
+   * Runs one command. Implemented by the executor (client, pipeline, transaction).
+   *
+   * @param args The command name and its arguments.
+   * @param transform Converts the raw reply into the method's result; not called for errors.
+   * @param flags `FLAG_*` bits: blocking, read-only.
+   * @param blockMs For blocking commands: how long the server may block, 0 = forever.
+   * @returns A promise of the transformed reply (a client), or the executor itself (a pipeline).
+   */
+  abstract _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): unknown;
+
+  // ---------------------------------------------------------------- strings
+
+  /**
+   * Gets the value of a key (GET).
+   *
+   * @param key The key.
+   * @returns The value, or null when the key does not exist.
+   */
+  get(key: RedisArgument): Promise<S | null> {
+    return this._run(["GET", key], undefined, RO) as Promise<S | null>;
+  }
+
+  /**
+   * Sets a key and returns its old value (SET ... GET).
+   *
+   * @param key The key.
+   * @param value The value.
+   * @param options Expiry and conditions, with `get: true`.
+   * @returns The old value, or null when the key did not exist.
+   */
+  set(
+    key: RedisArgument,
+    value: RedisArgument,
+    options: SetOptions & { get: true },
+  ): Promise<S | null>;
+  /**
+   * Sets a key (SET).
+   *
+   * @param key The key.
+   * @param value The value.
+   * @param options Expiry and conditions.
+   * @returns `"OK"`, or null when an `nx`/`xx` condition was not met.
+   */
+  set(key: RedisArgument, value: RedisArgument, options?: SetOptions): Promise<"OK" | null>;
+  /**
+   * Sets a key (SET).
+   *
+   * @param key The key.
+   * @param value The value.
+   * @param options Expiry, conditions and `get`.
+   * @returns `"OK"` or the old value (with `get`), null when a condition was not met.
+   */
+  set(key: RedisArgument, value: RedisArgument, options?: SetOptions): Promise<S | "OK" | null> {
+    const args: RedisArgument[] = ["SET", key, value];
+    if (options) {
+      if (options.ex !== undefined) args.push("EX", options.ex);
+      if (options.px !== undefined) args.push("PX", options.px);
+      if (options.exat !== undefined) args.push("EXAT", options.exat);
+      if (options.pxat !== undefined) args.push("PXAT", options.pxat);
+      if (options.keepttl) args.push("KEEPTTL");
+      if (options.nx) args.push("NX");
+      if (options.xx) args.push("XX");
+      if (options.get) args.push("GET");
+    }
+    return this._run(args, options?.get ? undefined : T.okOrNull, N) as Promise<S | "OK" | null>;
+  }
+
+  /**
+   * Gets the values of several keys (MGET).
+   *
+   * @param keys The keys.
+   * @returns The values in order, null for missing keys.
+   */
+  mget(...keys: RedisArgument[]): Promise<(S | null)[]> {
+    return this._run(["MGET", ...keys], T.arr, RO) as Promise<(S | null)[]>;
+  }
+
+  /**
+   * Sets several keys (MSET).
+   *
+   * @param pairs A record key -> value, or a list of `[key, value]` pairs.
+   * @returns `"OK"`.
+   */
+  mset(pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][]): Promise<"OK"> {
+    return this._run(["MSET", ...flat(pairs)], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Sets several keys only if none of them exists (MSETNX).
+   *
+   * @param pairs A record key -> value, or a list of `[key, value]` pairs.
+   * @returns Whether the keys were set.
+   */
+  msetnx(
+    pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+  ): Promise<boolean> {
+    return this._run(["MSETNX", ...flat(pairs)], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Sets a key only if it does not exist (SETNX).
+   *
+   * @param key The key.
+   * @param value The value.
+   * @returns Whether the key was set.
+   */
+  setnx(key: RedisArgument, value: RedisArgument): Promise<boolean> {
+    return this._run(["SETNX", key, value], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Sets a key with a time to live in seconds (SETEX).
+   *
+   * @param key The key.
+   * @param seconds Time to live in seconds.
+   * @param value The value.
+   * @returns `"OK"`.
+   */
+  setex(key: RedisArgument, seconds: number, value: RedisArgument): Promise<"OK"> {
+    return this._run(["SETEX", key, seconds, value], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Sets a key with a time to live in milliseconds (PSETEX).
+   *
+   * @param key The key.
+   * @param milliseconds Time to live in milliseconds.
+   * @param value The value.
+   * @returns `"OK"`.
+   */
+  psetex(key: RedisArgument, milliseconds: number, value: RedisArgument): Promise<"OK"> {
+    return this._run(["PSETEX", key, milliseconds, value], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Sets a key and returns its old value (GETSET).
+   *
+   * @param key The key.
+   * @param value The new value.
+   * @returns The old value, or null.
+   */
+  getset(key: RedisArgument, value: RedisArgument): Promise<S | null> {
+    return this._run(["GETSET", key, value], undefined, N) as Promise<S | null>;
+  }
+
+  /**
+   * Gets a key and deletes it (GETDEL).
+   *
+   * @param key The key.
+   * @returns The value, or null.
+   */
+  getdel(key: RedisArgument): Promise<S | null> {
+    return this._run(["GETDEL", key], undefined, N) as Promise<S | null>;
+  }
+
+  /**
+   * Gets a key and changes its expiry (GETEX).
+   *
+   * @param key The key.
+   * @param options The new expiry, or `persist`.
+   * @returns The value, or null.
+   */
+  getex(key: RedisArgument, options?: GetExOptions): Promise<S | null> {
+    const args: RedisArgument[] = ["GETEX", key];
+    if (options?.ex !== undefined) args.push("EX", options.ex);
+    if (options?.px !== undefined) args.push("PX", options.px);
+    if (options?.exat !== undefined) args.push("EXAT", options.exat);
+    if (options?.pxat !== undefined) args.push("PXAT", options.pxat);
+    if (options?.persist) args.push("PERSIST");
+    return this._run(args, undefined, N) as Promise<S | null>;
+  }
+
+  /**
+   * Appends to a string (APPEND).
+   *
+   * @param key The key.
+   * @param value What to append.
+   * @returns The new length.
+   */
+  append(key: RedisArgument, value: RedisArgument): Promise<number> {
+    return this._run(["APPEND", key, value], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Length of a string value (STRLEN).
+   *
+   * @param key The key.
+   * @returns The length in bytes, 0 for a missing key.
+   */
+  strlen(key: RedisArgument): Promise<number> {
+    return this._run(["STRLEN", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Increments an integer by one (INCR).
+   *
+   * @param key The key.
+   * @returns The new value.
+   */
+  incr(key: RedisArgument): Promise<number> {
+    return this._run(["INCR", key], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Increments an integer (INCRBY).
+   *
+   * @param key The key.
+   * @param increment The increment.
+   * @returns The new value.
+   */
+  incrby(key: RedisArgument, increment: number): Promise<number> {
+    return this._run(["INCRBY", key, increment], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Increments a float (INCRBYFLOAT).
+   *
+   * @param key The key.
+   * @param increment The increment.
+   * @returns The new value.
+   */
+  incrbyfloat(key: RedisArgument, increment: number): Promise<number> {
+    return this._run(["INCRBYFLOAT", key, increment], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Decrements an integer by one (DECR).
+   *
+   * @param key The key.
+   * @returns The new value.
+   */
+  decr(key: RedisArgument): Promise<number> {
+    return this._run(["DECR", key], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Decrements an integer (DECRBY).
+   *
+   * @param key The key.
+   * @param decrement The decrement.
+   * @returns The new value.
+   */
+  decrby(key: RedisArgument, decrement: number): Promise<number> {
+    return this._run(["DECRBY", key, decrement], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * A substring of a string value (GETRANGE).
+   *
+   * @param key The key.
+   * @param start First byte; negative counts from the end.
+   * @param end Last byte, inclusive.
+   * @returns The substring (empty for a missing key).
+   */
+  getrange(key: RedisArgument, start: number, end: number): Promise<S> {
+    return this._run(["GETRANGE", key, start, end], undefined, RO) as Promise<S>;
+  }
+
+  /**
+   * Overwrites part of a string value (SETRANGE).
+   *
+   * @param key The key.
+   * @param offset Byte offset.
+   * @param value The bytes to write.
+   * @returns The new length.
+   */
+  setrange(key: RedisArgument, offset: number, value: RedisArgument): Promise<number> {
+    return this._run(["SETRANGE", key, offset, value], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The longest common subsequence of two string values (LCS).
+   *
+   * @param key1 The first key.
+   * @param key2 The second key.
+   * @returns The subsequence.
+   */
+  lcs(key1: RedisArgument, key2: RedisArgument): Promise<S> {
+    return this._run(["LCS", key1, key2], undefined, RO) as Promise<S>;
+  }
+
+  /**
+   * The length of the longest common subsequence (LCS ... LEN).
+   *
+   * @param key1 The first key.
+   * @param key2 The second key.
+   * @returns The length.
+   */
+  lcsLen(key1: RedisArgument, key2: RedisArgument): Promise<number> {
+    return this._run(["LCS", key1, key2, "LEN"], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * The matching ranges of the longest common subsequence (LCS ... IDX).
+   *
+   * @param key1 The first key.
+   * @param key2 The second key.
+   * @param options `minMatchLen` (MINMATCHLEN) and `withMatchLen` (WITHMATCHLEN).
+   * @returns The matches and the length.
+   */
+  lcsIdx(
+    key1: RedisArgument,
+    key2: RedisArgument,
+    options?: { minMatchLen?: number; withMatchLen?: boolean },
+  ): Promise<LcsIdxResult> {
+    const args: RedisArgument[] = ["LCS", key1, key2, "IDX"];
+    if (options?.minMatchLen !== undefined) args.push("MINMATCHLEN", options.minMatchLen);
+    if (options?.withMatchLen) args.push("WITHMATCHLEN");
+    return this._run(args, T.lcsIdx, RO) as Promise<LcsIdxResult>;
+  }
+
+  // ------------------------------------------------------------------- keys
+
+  /**
+   * Deletes keys (DEL).
+   *
+   * @param keys The keys.
+   * @returns How many keys were deleted.
+   */
+  del(...keys: RedisArgument[]): Promise<number> {
+    return this._run(["DEL", ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Deletes keys, reclaiming memory in the background (UNLINK).
+   *
+   * @param keys The keys.
+   * @returns How many keys were unlinked.
+   */
+  unlink(...keys: RedisArgument[]): Promise<number> {
+    return this._run(["UNLINK", ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Counts existing keys (EXISTS); a key given twice counts twice.
+   *
+   * @param keys The keys.
+   * @returns How many of them exist.
+   */
+  exists(...keys: RedisArgument[]): Promise<number> {
+    return this._run(["EXISTS", ...keys], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Sets a time to live in seconds (EXPIRE).
+   *
+   * @param key The key.
+   * @param seconds Time to live.
+   * @param options Conditions (`nx`, `xx`, `gt`, `lt`).
+   * @returns Whether the expiry was set.
+   */
+  expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
+    return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Sets a time to live in milliseconds (PEXPIRE).
+   *
+   * @param key The key.
+   * @param milliseconds Time to live.
+   * @param options Conditions (`nx`, `xx`, `gt`, `lt`).
+   * @returns Whether the expiry was set.
+   */
+  pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
+    const args = expireArgs(["PEXPIRE", key, milliseconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Sets an expiry as a Unix time in seconds (EXPIREAT).
+   *
+   * @param key The key.
+   * @param unixSeconds The expiry time.
+   * @param options Conditions (`nx`, `xx`, `gt`, `lt`).
+   * @returns Whether the expiry was set.
+   */
+  expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
+    const args = expireArgs(["EXPIREAT", key, unixSeconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Sets an expiry as a Unix time in milliseconds (PEXPIREAT).
+   *
+   * @param key The key.
+   * @param unixMilliseconds The expiry time.
+   * @param options Conditions (`nx`, `xx`, `gt`, `lt`).
+   * @returns Whether the expiry was set.
+   */
+  pexpireat(
+    key: RedisArgument,
+    unixMilliseconds: number,
+    options?: ExpireOptions,
+  ): Promise<boolean> {
+    const args = expireArgs(["PEXPIREAT", key, unixMilliseconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * The expiry as a Unix time in seconds (EXPIRETIME).
+   *
+   * @param key The key.
+   * @returns The time, -1 without expiry, -2 for a missing key.
+   */
+  expiretime(key: RedisArgument): Promise<number> {
+    return this._run(["EXPIRETIME", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * The expiry as a Unix time in milliseconds (PEXPIRETIME).
+   *
+   * @param key The key.
+   * @returns The time, -1 without expiry, -2 for a missing key.
+   */
+  pexpiretime(key: RedisArgument): Promise<number> {
+    return this._run(["PEXPIRETIME", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Remaining time to live in seconds (TTL).
+   *
+   * @param key The key.
+   * @returns Seconds, -1 without expiry, -2 for a missing key.
+   */
+  ttl(key: RedisArgument): Promise<number> {
+    return this._run(["TTL", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Remaining time to live in milliseconds (PTTL).
+   *
+   * @param key The key.
+   * @returns Milliseconds, -1 without expiry, -2 for a missing key.
+   */
+  pttl(key: RedisArgument): Promise<number> {
+    return this._run(["PTTL", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Removes the expiry (PERSIST).
+   *
+   * @param key The key.
+   * @returns Whether an expiry was removed.
+   */
+  persist(key: RedisArgument): Promise<boolean> {
+    return this._run(["PERSIST", key], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * The type of a key (TYPE).
+   *
+   * @param key The key.
+   * @returns `"string"`, `"list"`, `"set"`, `"zset"`, `"hash"`, `"stream"` or `"none"`.
+   */
+  type(key: RedisArgument): Promise<string> {
+    return this._run(["TYPE", key], T.str, RO) as Promise<string>;
+  }
+
+  /**
+   * Renames a key (RENAME).
+   *
+   * @param key The key.
+   * @param newKey The new name.
+   * @returns `"OK"`.
+   */
+  rename(key: RedisArgument, newKey: RedisArgument): Promise<"OK"> {
+    return this._run(["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Renames a key if the new name does not exist (RENAMENX).
+   *
+   * @param key The key.
+   * @param newKey The new name.
+   * @returns Whether the key was renamed.
+   */
+  renamenx(key: RedisArgument, newKey: RedisArgument): Promise<boolean> {
+    return this._run(["RENAMENX", key, newKey], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * All keys matching a pattern (KEYS). Prefer `scanPage` on large databases.
+   *
+   * @param pattern Glob-style pattern.
+   * @returns The keys.
+   */
+  keys(pattern: string): Promise<S[]> {
+    return this._run(["KEYS", pattern], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * A random key (RANDOMKEY).
+   *
+   * @returns A key, or null when the database is empty.
+   */
+  randomkey(): Promise<S | null> {
+    return this._run(["RANDOMKEY"], undefined, RO) as Promise<S | null>;
+  }
+
+  /**
+   * Updates the last access time of keys (TOUCH).
+   *
+   * @param keys The keys.
+   * @returns How many keys exist.
+   */
+  touch(...keys: RedisArgument[]): Promise<number> {
+    return this._run(["TOUCH", ...keys], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Copies a key (COPY).
+   *
+   * @param source The source key.
+   * @param destination The destination key.
+   * @param options Destination database, `replace`.
+   * @returns Whether the key was copied.
+   */
+  copy(source: RedisArgument, destination: RedisArgument, options?: CopyOptions): Promise<boolean> {
+    const args: RedisArgument[] = ["COPY", source, destination];
+    if (options?.db !== undefined) args.push("DB", options.db);
+    if (options?.replace) args.push("REPLACE");
+    return this._run(args, T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Serializes a value (DUMP). Always binary, whatever the view.
+   *
+   * @param key The key.
+   * @returns The serialized value, or null for a missing key.
+   */
+  dump(key: RedisArgument): Promise<Uint8Array | null> {
+    return this._run(["DUMP", key], undefined, RO | FLAG_BINARY) as Promise<Uint8Array | null>;
+  }
+
+  /**
+   * Creates a key from a serialized value (RESTORE).
+   *
+   * @param key The key.
+   * @param ttl Time to live in milliseconds, 0 for none.
+   * @param serialized The output of `dump`.
+   * @param options `replace`, `absttl`, `idletime`, `freq`.
+   * @returns `"OK"`.
+   */
+  restore(
+    key: RedisArgument,
+    ttl: number,
+    serialized: Uint8Array,
+    options?: RestoreOptions,
+  ): Promise<"OK"> {
+    const args: RedisArgument[] = ["RESTORE", key, ttl, serialized];
+    if (options?.replace) args.push("REPLACE");
+    if (options?.absttl) args.push("ABSTTL");
+    if (options?.idletime !== undefined) args.push("IDLETIME", options.idletime);
+    if (options?.freq !== undefined) args.push("FREQ", options.freq);
+    return this._run(args, T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * The internal encoding of a value (OBJECT ENCODING).
+   *
+   * @param key The key.
+   * @returns E.g. `"listpack"`, `"hashtable"`, `"int"`; null for a missing key.
+   */
+  objectEncoding(key: RedisArgument): Promise<string | null> {
+    return this._run(["OBJECT", "ENCODING", key], T.strOrNull, RO) as Promise<string | null>;
+  }
+
+  /**
+   * The LFU access frequency of a key (OBJECT FREQ); needs an LFU eviction policy.
+   *
+   * @param key The key.
+   * @returns The frequency, or null for a missing key.
+   */
+  objectFreq(key: RedisArgument): Promise<number | null> {
+    return this._run(["OBJECT", "FREQ", key], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * Seconds since the key was last accessed (OBJECT IDLETIME).
+   *
+   * @param key The key.
+   * @returns Seconds, or null for a missing key.
+   */
+  objectIdletime(key: RedisArgument): Promise<number | null> {
+    return this._run(["OBJECT", "IDLETIME", key], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * The reference count of a value (OBJECT REFCOUNT).
+   *
+   * @param key The key.
+   * @returns The count, or null for a missing key.
+   */
+  objectRefcount(key: RedisArgument): Promise<number | null> {
+    return this._run(["OBJECT", "REFCOUNT", key], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * Sorts a list, set or sorted set (SORT).
+   *
+   * @param key The key.
+   * @param options `by`, `limit`, `get`, `order`, `alpha`.
+   * @returns The sorted elements (or looked-up values with `get`).
+   */
+  sort(key: RedisArgument, options?: SortOptions): Promise<(S | null)[]> {
+    return this._run(sortArgs(["SORT", key], options), T.arr, N) as Promise<(S | null)[]>;
+  }
+
+  /**
+   * Sorts and stores the result in a list (SORT ... STORE).
+   *
+   * @param key The key.
+   * @param destination Where to store the result.
+   * @param options `by`, `limit`, `get`, `order`, `alpha`.
+   * @returns The number of stored elements.
+   */
+  sortStore(
+    key: RedisArgument,
+    destination: RedisArgument,
+    options?: SortOptions,
+  ): Promise<number> {
+    const args = sortArgs(["SORT", key], options);
+    args.push("STORE", destination);
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * One page of a key scan (SCAN). Start with cursor `"0"`; done when it returns `"0"`.
+   *
+   * @param cursor The cursor from the previous page.
+   * @param options `match`, `count`, `type`.
+   * @returns The next cursor and the keys of this page.
+   */
+  scanPage(cursor: string | number, options?: ScanOptions): Promise<[string, S[]]> {
+    const args: RedisArgument[] = ["SCAN", cursor];
+    if (options) scanArgs(args, options);
+    return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
+  }
+
+  // ----------------------------------------------------------------- hashes
+
+  /**
+   * Sets one hash field (HSET).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @param value The value.
+   * @returns How many fields were added (0 when the field was updated).
+   */
+  hset(key: RedisArgument, field: RedisArgument, value: RedisArgument): Promise<number>;
+  /**
+   * Sets hash fields (HSET).
+   *
+   * @param key The key.
+   * @param fields A record field -> value, or a list of `[field, value]` pairs.
+   * @returns How many fields were added.
+   */
+  hset(
+    key: RedisArgument,
+    fields: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+  ): Promise<number>;
+  /**
+   * Sets hash fields (HSET).
+   *
+   * @param key The key.
+   * @param fieldOrFields A field, or a record/pair list of fields and values.
+   * @param value The value when a single field is given.
+   * @returns How many fields were added.
+   */
+  hset(
+    key: RedisArgument,
+    fieldOrFields: RedisArgument | Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+    value?: RedisArgument,
+  ): Promise<number>;
+  hset(
+    key: RedisArgument,
+    fieldOrFields: RedisArgument | Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+    value?: RedisArgument,
+  ): Promise<number> {
+    const args: RedisArgument[] = ["HSET", key];
+    if (
+      typeof fieldOrFields === "string" || typeof fieldOrFields === "number" ||
+      fieldOrFields instanceof Uint8Array
+    ) {
+      if (value === undefined) throw new TypeError("Cannot run HSET: a value is required");
+      args.push(fieldOrFields, value);
+    } else args.push(...flat(fieldOrFields));
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Sets a hash field only if it does not exist (HSETNX).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @param value The value.
+   * @returns Whether the field was set.
+   */
+  hsetnx(key: RedisArgument, field: RedisArgument, value: RedisArgument): Promise<boolean> {
+    return this._run(["HSETNX", key, field, value], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Gets a hash field (HGET).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @returns The value, or null.
+   */
+  hget(key: RedisArgument, field: RedisArgument): Promise<S | null> {
+    return this._run(["HGET", key, field], undefined, RO) as Promise<S | null>;
+  }
+
+  /**
+   * Gets several hash fields (HMGET).
+   *
+   * @param key The key.
+   * @param fields The fields.
+   * @returns The values in order, null for missing fields.
+   */
+  hmget(key: RedisArgument, ...fields: RedisArgument[]): Promise<(S | null)[]> {
+    return this._run(["HMGET", key, ...fields], T.arr, RO) as Promise<(S | null)[]>;
+  }
+
+  /**
+   * Gets all fields and values of a hash (HGETALL).
+   *
+   * @param key The key.
+   * @returns A record field -> value, empty for a missing key.
+   */
+  hgetall(key: RedisArgument): Promise<Record<string, S>> {
+    return this._run(["HGETALL", key], T.record, RO) as Promise<Record<string, S>>;
+  }
+
+  /**
+   * Deletes hash fields (HDEL).
+   *
+   * @param key The key.
+   * @param fields The fields.
+   * @returns How many fields were removed.
+   */
+  hdel(key: RedisArgument, ...fields: RedisArgument[]): Promise<number> {
+    return this._run(["HDEL", key, ...fields], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Whether a hash field exists (HEXISTS).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @returns Whether it exists.
+   */
+  hexists(key: RedisArgument, field: RedisArgument): Promise<boolean> {
+    return this._run(["HEXISTS", key, field], T.bool, RO) as Promise<boolean>;
+  }
+
+  /**
+   * Increments an integer hash field (HINCRBY).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @param increment The increment.
+   * @returns The new value.
+   */
+  hincrby(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
+    return this._run(["HINCRBY", key, field, increment], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Increments a float hash field (HINCRBYFLOAT).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @param increment The increment.
+   * @returns The new value.
+   */
+  hincrbyfloat(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
+    return this._run(["HINCRBYFLOAT", key, field, increment], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The fields of a hash (HKEYS).
+   *
+   * @param key The key.
+   * @returns The fields.
+   */
+  hkeys(key: RedisArgument): Promise<S[]> {
+    return this._run(["HKEYS", key], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The values of a hash (HVALS).
+   *
+   * @param key The key.
+   * @returns The values.
+   */
+  hvals(key: RedisArgument): Promise<S[]> {
+    return this._run(["HVALS", key], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The number of fields of a hash (HLEN).
+   *
+   * @param key The key.
+   * @returns The number of fields.
+   */
+  hlen(key: RedisArgument): Promise<number> {
+    return this._run(["HLEN", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * The length of a hash field's value (HSTRLEN).
+   *
+   * @param key The key.
+   * @param field The field.
+   * @returns The length in bytes, 0 when missing.
+   */
+  hstrlen(key: RedisArgument, field: RedisArgument): Promise<number> {
+    return this._run(["HSTRLEN", key, field], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * A random field of a hash (HRANDFIELD).
+   *
+   * @param key The key.
+   * @returns A field, or null for a missing key.
+   */
+  hrandfield(key: RedisArgument): Promise<S | null>;
+  /**
+   * Random fields of a hash (HRANDFIELD key count).
+   *
+   * @param key The key.
+   * @param count How many; negative allows repetitions.
+   * @returns The fields.
+   */
+  hrandfield(key: RedisArgument, count: number): Promise<S[]>;
+  /**
+   * Random fields of a hash (HRANDFIELD).
+   *
+   * @param key The key.
+   * @param count How many; omit for a single field.
+   * @returns A field or null, or a list of fields with `count`.
+   */
+  hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]>;
+  hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (count === undefined) {
+      return this._run(["HRANDFIELD", key], undefined, RO) as Promise<S | null>;
+    }
+    return this._run(["HRANDFIELD", key, count], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Random fields of a hash with their values (HRANDFIELD ... WITHVALUES).
+   *
+   * @param key The key.
+   * @param count How many; negative allows repetitions.
+   * @returns `[field, value]` pairs.
+   */
+  hrandfieldWithValues(key: RedisArgument, count: number): Promise<[S, S][]> {
+    return this._run(["HRANDFIELD", key, count, "WITHVALUES"], T.pairs, RO) as Promise<[S, S][]>;
+  }
+
+  /**
+   * One page of a hash scan (HSCAN). Start with cursor `"0"`; done when it returns `"0"`.
+   *
+   * @param key The key.
+   * @param cursor The cursor from the previous page.
+   * @param options `match`, `count`.
+   * @returns The next cursor and the `[field, value]` pairs of this page.
+   */
+  hscanPage(
+    key: RedisArgument,
+    cursor: string | number,
+    options?: CollectionScanOptions,
+  ): Promise<[string, [S, S][]]> {
+    const args: RedisArgument[] = ["HSCAN", key, cursor];
+    if (options) scanArgs(args, options);
+    return this._run(args, T.hscanPage, RO) as Promise<[string, [S, S][]]>;
+  }
+
+  // ------------------------------------------------------------------ lists
+
+  /**
+   * Prepends elements to a list (LPUSH); the last one ends up first.
+   *
+   * @param key The key.
+   * @param elements The elements.
+   * @returns The new length.
+   */
+  lpush(key: RedisArgument, ...elements: RedisArgument[]): Promise<number> {
+    return this._run(["LPUSH", key, ...elements], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Appends elements to a list (RPUSH).
+   *
+   * @param key The key.
+   * @param elements The elements.
+   * @returns The new length.
+   */
+  rpush(key: RedisArgument, ...elements: RedisArgument[]): Promise<number> {
+    return this._run(["RPUSH", key, ...elements], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Prepends elements only if the list exists (LPUSHX).
+   *
+   * @param key The key.
+   * @param elements The elements.
+   * @returns The new length, 0 when the list does not exist.
+   */
+  lpushx(key: RedisArgument, ...elements: RedisArgument[]): Promise<number> {
+    return this._run(["LPUSHX", key, ...elements], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Appends elements only if the list exists (RPUSHX).
+   *
+   * @param key The key.
+   * @param elements The elements.
+   * @returns The new length, 0 when the list does not exist.
+   */
+  rpushx(key: RedisArgument, ...elements: RedisArgument[]): Promise<number> {
+    return this._run(["RPUSHX", key, ...elements], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes and returns the first element (LPOP).
+   *
+   * @param key The key.
+   * @returns The element, or null.
+   */
+  lpop(key: RedisArgument): Promise<S | null>;
+  /**
+   * Removes and returns up to `count` first elements (LPOP key count).
+   *
+   * @param key The key.
+   * @param count How many.
+   * @returns The elements, or null for a missing key.
+   */
+  lpop(key: RedisArgument, count: number): Promise<S[] | null>;
+  /**
+   * Removes and returns first elements (LPOP).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns The element (or elements with `count`), null for a missing key.
+   */
+  lpop(key: RedisArgument, count?: number): Promise<S | S[] | null>;
+  lpop(key: RedisArgument, count?: number): Promise<S | S[] | null> {
+    if (count === undefined) return this._run(["LPOP", key], undefined, N) as Promise<S | null>;
+    return this._run(["LPOP", key, count], T.arrOrNull, N) as Promise<S[] | null>;
+  }
+
+  /**
+   * Removes and returns the last element (RPOP).
+   *
+   * @param key The key.
+   * @returns The element, or null.
+   */
+  rpop(key: RedisArgument): Promise<S | null>;
+  /**
+   * Removes and returns up to `count` last elements (RPOP key count).
+   *
+   * @param key The key.
+   * @param count How many.
+   * @returns The elements, or null for a missing key.
+   */
+  rpop(key: RedisArgument, count: number): Promise<S[] | null>;
+  /**
+   * Removes and returns last elements (RPOP).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns The element (or elements with `count`), null for a missing key.
+   */
+  rpop(key: RedisArgument, count?: number): Promise<S | S[] | null>;
+  rpop(key: RedisArgument, count?: number): Promise<S | S[] | null> {
+    if (count === undefined) return this._run(["RPOP", key], undefined, N) as Promise<S | null>;
+    return this._run(["RPOP", key, count], T.arrOrNull, N) as Promise<S[] | null>;
+  }
+
+  /**
+   * The length of a list (LLEN).
+   *
+   * @param key The key.
+   * @returns The length.
+   */
+  llen(key: RedisArgument): Promise<number> {
+    return this._run(["LLEN", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * A range of a list (LRANGE).
+   *
+   * @param key The key.
+   * @param start First index; negative counts from the end.
+   * @param stop Last index, inclusive.
+   * @returns The elements.
+   */
+  lrange(key: RedisArgument, start: number, stop: number): Promise<S[]> {
+    return this._run(["LRANGE", key, start, stop], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The element at an index (LINDEX).
+   *
+   * @param key The key.
+   * @param index The index; negative counts from the end.
+   * @returns The element, or null.
+   */
+  lindex(key: RedisArgument, index: number): Promise<S | null> {
+    return this._run(["LINDEX", key, index], undefined, RO) as Promise<S | null>;
+  }
+
+  /**
+   * Sets the element at an index (LSET).
+   *
+   * @param key The key.
+   * @param index The index.
+   * @param element The element.
+   * @returns `"OK"`.
+   */
+  lset(key: RedisArgument, index: number, element: RedisArgument): Promise<"OK"> {
+    return this._run(["LSET", key, index, element], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Inserts an element before or after a pivot (LINSERT).
+   *
+   * @param key The key.
+   * @param where `"BEFORE"` or `"AFTER"`.
+   * @param pivot The element to insert next to.
+   * @param element The element to insert.
+   * @returns The new length, -1 when the pivot was not found, 0 for a missing key.
+   */
+  linsert(
+    key: RedisArgument,
+    where: "BEFORE" | "AFTER",
+    pivot: RedisArgument,
+    element: RedisArgument,
+  ): Promise<number> {
+    return this._run(["LINSERT", key, where, pivot, element], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes occurrences of an element (LREM).
+   *
+   * @param key The key.
+   * @param count How many: positive from the head, negative from the tail, 0 all.
+   * @param element The element.
+   * @returns How many were removed.
+   */
+  lrem(key: RedisArgument, count: number, element: RedisArgument): Promise<number> {
+    return this._run(["LREM", key, count, element], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Trims a list to a range (LTRIM).
+   *
+   * @param key The key.
+   * @param start First index to keep.
+   * @param stop Last index to keep, inclusive.
+   * @returns `"OK"`.
+   */
+  ltrim(key: RedisArgument, start: number, stop: number): Promise<"OK"> {
+    return this._run(["LTRIM", key, start, stop], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * The index of an element (LPOS).
+   *
+   * @param key The key.
+   * @param element The element.
+   * @param options `rank`, `maxlen`.
+   * @returns The index, or null when not found.
+   */
+  lpos(key: RedisArgument, element: RedisArgument, options?: LposOptions): Promise<number | null> {
+    return this._run(lposArgs(key, element, options), T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * The indexes of several matches of an element (LPOS ... COUNT).
+   *
+   * @param key The key.
+   * @param element The element.
+   * @param count At most this many matches; 0 for all.
+   * @param options `rank`, `maxlen`.
+   * @returns The indexes.
+   */
+  lposCount(
+    key: RedisArgument,
+    element: RedisArgument,
+    count: number,
+    options?: LposOptions,
+  ): Promise<number[]> {
+    const args = lposArgs(key, element, options);
+    args.push("COUNT", count);
+    return this._run(args, T.nums, RO) as Promise<number[]>;
+  }
+
+  /**
+   * Moves an element between lists (LMOVE).
+   *
+   * @param source The source list.
+   * @param destination The destination list.
+   * @param from The end of the source to pop from.
+   * @param to The end of the destination to push to.
+   * @returns The element, or null when the source is empty.
+   */
+  lmove(
+    source: RedisArgument,
+    destination: RedisArgument,
+    from: ListSide,
+    to: ListSide,
+  ): Promise<S | null> {
+    return this._run(["LMOVE", source, destination, from, to], undefined, N) as Promise<S | null>;
+  }
+
+  /**
+   * Pops elements from the first non-empty list (LMPOP).
+   *
+   * @param keys The lists, in order.
+   * @param side The end to pop from.
+   * @param options `count`: how many elements (default 1).
+   * @returns The key and the elements, or null when all lists are empty.
+   */
+  lmpop(
+    keys: RedisArgument[],
+    side: ListSide,
+    options?: { count?: number },
+  ): Promise<KeyElements<S> | null> {
+    const args: RedisArgument[] = ["LMPOP", keys.length, ...keys, side];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.keyElements, N) as Promise<KeyElements<S> | null>;
+  }
+
+  /**
+   * Pops the first element of the first non-empty list, waiting if all are empty (BLPOP).
+   *
+   * @param keys One key or several.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The key and the element, or null on timeout.
+   */
+  blpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BLPOP", ...list(keys), timeout];
+    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+  }
+
+  /**
+   * Pops the last element of the first non-empty list, waiting if all are empty (BRPOP).
+   *
+   * @param keys One key or several.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The key and the element, or null on timeout.
+   */
+  brpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BRPOP", ...list(keys), timeout];
+    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+  }
+
+  /**
+   * Moves an element between lists, waiting if the source is empty (BLMOVE).
+   *
+   * @param source The source list.
+   * @param destination The destination list.
+   * @param from The end of the source to pop from.
+   * @param to The end of the destination to push to.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The element, or null on timeout.
+   */
+  blmove(
+    source: RedisArgument,
+    destination: RedisArgument,
+    from: ListSide,
+    to: ListSide,
+    timeout: number,
+  ): Promise<S | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BLMOVE", source, destination, from, to, timeout];
+    return this._run(args, undefined, BL, ms) as Promise<S | null>;
+  }
+
+  /**
+   * Pops elements from the first non-empty list, waiting if all are empty (BLMPOP).
+   *
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @param keys The lists, in order.
+   * @param side The end to pop from.
+   * @param options `count`: how many elements (default 1).
+   * @returns The key and the elements, or null on timeout.
+   */
+  blmpop(
+    timeout: number,
+    keys: RedisArgument[],
+    side: ListSide,
+    options?: { count?: number },
+  ): Promise<KeyElements<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BLMPOP", timeout, keys.length, ...keys, side];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.keyElements, BL, ms) as Promise<KeyElements<S> | null>;
+  }
+
+  /**
+   * Pops the last element of a list and pushes it to another, waiting if empty (BRPOPLPUSH).
+   *
+   * @param source The source list.
+   * @param destination The destination list.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The element, or null on timeout.
+   */
+  brpoplpush(
+    source: RedisArgument,
+    destination: RedisArgument,
+    timeout: number,
+  ): Promise<S | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BRPOPLPUSH", source, destination, timeout];
+    return this._run(args, undefined, BL, ms) as Promise<S | null>;
+  }
+
+  // ------------------------------------------------------------------- sets
+
+  /**
+   * Adds members to a set (SADD).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns How many were added.
+   */
+  sadd(key: RedisArgument, ...members: RedisArgument[]): Promise<number> {
+    return this._run(["SADD", key, ...members], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes members from a set (SREM).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns How many were removed.
+   */
+  srem(key: RedisArgument, ...members: RedisArgument[]): Promise<number> {
+    return this._run(["SREM", key, ...members], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * All members of a set (SMEMBERS).
+   *
+   * @param key The key.
+   * @returns The members, in no particular order.
+   */
+  smembers(key: RedisArgument): Promise<S[]> {
+    return this._run(["SMEMBERS", key], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Whether a value is a member of a set (SISMEMBER).
+   *
+   * @param key The key.
+   * @param member The value.
+   * @returns Whether it is a member.
+   */
+  sismember(key: RedisArgument, member: RedisArgument): Promise<boolean> {
+    return this._run(["SISMEMBER", key, member], T.bool, RO) as Promise<boolean>;
+  }
+
+  /**
+   * Whether each value is a member of a set (SMISMEMBER).
+   *
+   * @param key The key.
+   * @param members The values.
+   * @returns One boolean per value.
+   */
+  smismember(key: RedisArgument, ...members: RedisArgument[]): Promise<boolean[]> {
+    return this._run(["SMISMEMBER", key, ...members], T.bools, RO) as Promise<boolean[]>;
+  }
+
+  /**
+   * The number of members of a set (SCARD).
+   *
+   * @param key The key.
+   * @returns The cardinality.
+   */
+  scard(key: RedisArgument): Promise<number> {
+    return this._run(["SCARD", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Removes and returns a random member (SPOP).
+   *
+   * @param key The key.
+   * @returns The member, or null.
+   */
+  spop(key: RedisArgument): Promise<S | null>;
+  /**
+   * Removes and returns random members (SPOP key count).
+   *
+   * @param key The key.
+   * @param count How many.
+   * @returns The members.
+   */
+  spop(key: RedisArgument, count: number): Promise<S[]>;
+  /**
+   * Removes and returns random members (SPOP).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns A member or null, or a list with `count`.
+   */
+  spop(key: RedisArgument, count?: number): Promise<S | null | S[]>;
+  spop(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (count === undefined) return this._run(["SPOP", key], undefined, N) as Promise<S | null>;
+    return this._run(["SPOP", key, count], T.arr, N) as Promise<S[]>;
+  }
+
+  /**
+   * A random member (SRANDMEMBER).
+   *
+   * @param key The key.
+   * @returns The member, or null.
+   */
+  srandmember(key: RedisArgument): Promise<S | null>;
+  /**
+   * Random members (SRANDMEMBER key count).
+   *
+   * @param key The key.
+   * @param count How many; negative allows repetitions.
+   * @returns The members.
+   */
+  srandmember(key: RedisArgument, count: number): Promise<S[]>;
+  /**
+   * Random members (SRANDMEMBER).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns A member or null, or a list with `count`.
+   */
+  srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
+  srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (count === undefined) {
+      return this._run(["SRANDMEMBER", key], undefined, RO) as Promise<S | null>;
+    }
+    return this._run(["SRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Moves a member between sets (SMOVE).
+   *
+   * @param source The source set.
+   * @param destination The destination set.
+   * @param member The member.
+   * @returns Whether it was moved.
+   */
+  smove(
+    source: RedisArgument,
+    destination: RedisArgument,
+    member: RedisArgument,
+  ): Promise<boolean> {
+    return this._run(["SMOVE", source, destination, member], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * The intersection of sets (SINTER).
+   *
+   * @param keys The sets.
+   * @returns The members.
+   */
+  sinter(...keys: RedisArgument[]): Promise<S[]> {
+    return this._run(["SINTER", ...keys], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The size of the intersection of sets (SINTERCARD).
+   *
+   * @param keys The sets.
+   * @param options `limit`: stop counting at this number.
+   * @returns The cardinality.
+   */
+  sintercard(keys: RedisArgument[], options?: { limit?: number }): Promise<number> {
+    const args: RedisArgument[] = ["SINTERCARD", keys.length, ...keys];
+    if (options?.limit !== undefined) args.push("LIMIT", options.limit);
+    return this._run(args, T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Stores the intersection of sets (SINTERSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sets.
+   * @returns The size of the result.
+   */
+  sinterstore(destination: RedisArgument, ...keys: RedisArgument[]): Promise<number> {
+    return this._run(["SINTERSTORE", destination, ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The union of sets (SUNION).
+   *
+   * @param keys The sets.
+   * @returns The members.
+   */
+  sunion(...keys: RedisArgument[]): Promise<S[]> {
+    return this._run(["SUNION", ...keys], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Stores the union of sets (SUNIONSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sets.
+   * @returns The size of the result.
+   */
+  sunionstore(destination: RedisArgument, ...keys: RedisArgument[]): Promise<number> {
+    return this._run(["SUNIONSTORE", destination, ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The members of the first set that are in none of the others (SDIFF).
+   *
+   * @param keys The sets.
+   * @returns The members.
+   */
+  sdiff(...keys: RedisArgument[]): Promise<S[]> {
+    return this._run(["SDIFF", ...keys], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Stores the difference of sets (SDIFFSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sets.
+   * @returns The size of the result.
+   */
+  sdiffstore(destination: RedisArgument, ...keys: RedisArgument[]): Promise<number> {
+    return this._run(["SDIFFSTORE", destination, ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * One page of a set scan (SSCAN). Start with cursor `"0"`; done when it returns `"0"`.
+   *
+   * @param key The key.
+   * @param cursor The cursor from the previous page.
+   * @param options `match`, `count`.
+   * @returns The next cursor and the members of this page.
+   */
+  sscanPage(
+    key: RedisArgument,
+    cursor: string | number,
+    options?: CollectionScanOptions,
+  ): Promise<[string, S[]]> {
+    const args: RedisArgument[] = ["SSCAN", key, cursor];
+    if (options) scanArgs(args, options);
+    return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
+  }
+
+  // ------------------------------------------------------------ sorted sets
+
+  /**
+   * Adds or updates members of a sorted set (ZADD).
+   *
+   * @param key The key.
+   * @param members One `{ score, member }` or several.
+   * @param options `nx`, `xx`, `gt`, `lt`, `ch`.
+   * @returns How many members were added (or changed, with `ch`).
+   */
+  zadd(
+    key: RedisArgument,
+    members: ZAddMember | ZAddMember[],
+    options?: ZAddOptions,
+  ): Promise<number> {
+    const args = zaddArgs(key, options);
+    for (const m of list(members)) args.push(sc(m.score), m.member);
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Increments the score of a member like ZINCRBY, with ZADD's conditions (ZADD ... INCR).
+   *
+   * @param key The key.
+   * @param member The increment as `score`, and the member.
+   * @param options `nx`, `xx`, `gt`, `lt`.
+   * @returns The new score, or null when a condition was not met.
+   */
+  zaddIncr(key: RedisArgument, member: ZAddMember, options?: ZAddOptions): Promise<number | null> {
+    const args = zaddArgs(key, options);
+    args.push("INCR", sc(member.score), member.member);
+    return this._run(args, T.numOrNull, N) as Promise<number | null>;
+  }
+
+  /**
+   * Increments the score of a member (ZINCRBY).
+   *
+   * @param key The key.
+   * @param increment The increment.
+   * @param member The member.
+   * @returns The new score.
+   */
+  zincrby(key: RedisArgument, increment: number, member: RedisArgument): Promise<number> {
+    return this._run(["ZINCRBY", key, sc(increment), member], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes members of a sorted set (ZREM).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns How many were removed.
+   */
+  zrem(key: RedisArgument, ...members: RedisArgument[]): Promise<number> {
+    return this._run(["ZREM", key, ...members], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The score of a member (ZSCORE).
+   *
+   * @param key The key.
+   * @param member The member.
+   * @returns The score, or null.
+   */
+  zscore(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    return this._run(["ZSCORE", key, member], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * The scores of several members (ZMSCORE).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns One score or null per member.
+   */
+  zmscore(key: RedisArgument, ...members: RedisArgument[]): Promise<(number | null)[]> {
+    const args: RedisArgument[] = ["ZMSCORE", key, ...members];
+    return this._run(args, T.numsOrNull, RO) as Promise<(number | null)[]>;
+  }
+
+  /**
+   * The rank of a member, lowest score first (ZRANK).
+   *
+   * @param key The key.
+   * @param member The member.
+   * @returns The 0-based rank, or null.
+   */
+  zrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    return this._run(["ZRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * The rank of a member, highest score first (ZREVRANK).
+   *
+   * @param key The key.
+   * @param member The member.
+   * @returns The 0-based rank, or null.
+   */
+  zrevrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    return this._run(["ZREVRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * The number of members of a sorted set (ZCARD).
+   *
+   * @param key The key.
+   * @returns The cardinality.
+   */
+  zcard(key: RedisArgument): Promise<number> {
+    return this._run(["ZCARD", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Counts members with a score in a range (ZCOUNT).
+   *
+   * @param key The key.
+   * @param min Minimum score (`"(1"` for exclusive, `-Infinity`).
+   * @param max Maximum score.
+   * @returns The count.
+   */
+  zcount(key: RedisArgument, min: number | string, max: number | string): Promise<number> {
+    return this._run(["ZCOUNT", key, sc(min), sc(max)], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Counts members in a lexicographic range (ZLEXCOUNT).
+   *
+   * @param key The key.
+   * @param min Minimum, e.g. `"[a"`, `"(a"`, `"-"`.
+   * @param max Maximum, e.g. `"[z"`, `"+"`.
+   * @returns The count.
+   */
+  zlexcount(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
+    return this._run(["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Members in a range of ranks, scores or lexicographic bounds (ZRANGE).
+   *
+   * @param key The key.
+   * @param start Start rank, or score/lex bound with `byScore`/`byLex` (the max with `rev`).
+   * @param stop Stop rank (inclusive), or score/lex bound.
+   * @param options `byScore`, `byLex`, `rev`, `limit`.
+   * @returns The members.
+   */
+  zrange(
+    key: RedisArgument,
+    start: number | string,
+    stop: number | string,
+    options?: ZRangeOptions,
+  ): Promise<S[]> {
+    return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Members with their scores in a range (ZRANGE ... WITHSCORES).
+   *
+   * @param key The key.
+   * @param start Start rank, or score bound with `byScore` (the max with `rev`).
+   * @param stop Stop rank (inclusive), or score bound.
+   * @param options `byScore`, `rev`, `limit`.
+   * @returns `{ member, score }` in order.
+   */
+  zrangeWithScores(
+    key: RedisArgument,
+    start: number | string,
+    stop: number | string,
+    options?: ZRangeOptions,
+  ): Promise<ScoredMember<S>[]> {
+    const args = zrangeArgs(["ZRANGE", key], start, stop, options);
+    args.push("WITHSCORES");
+    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * Stores a range of a sorted set (ZRANGESTORE).
+   *
+   * @param destination Where to store it.
+   * @param source The source sorted set.
+   * @param start Start rank or bound.
+   * @param stop Stop rank or bound.
+   * @param options `byScore`, `byLex`, `rev`, `limit`.
+   * @returns The number of stored members.
+   */
+  zrangestore(
+    destination: RedisArgument,
+    source: RedisArgument,
+    start: number | string,
+    stop: number | string,
+    options?: ZRangeOptions,
+  ): Promise<number> {
+    const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes members in a range of ranks (ZREMRANGEBYRANK).
+   *
+   * @param key The key.
+   * @param start First rank.
+   * @param stop Last rank, inclusive.
+   * @returns How many were removed.
+   */
+  zremrangebyrank(key: RedisArgument, start: number, stop: number): Promise<number> {
+    return this._run(["ZREMRANGEBYRANK", key, start, stop], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes members in a score range (ZREMRANGEBYSCORE).
+   *
+   * @param key The key.
+   * @param min Minimum score.
+   * @param max Maximum score.
+   * @returns How many were removed.
+   */
+  zremrangebyscore(
+    key: RedisArgument,
+    min: number | string,
+    max: number | string,
+  ): Promise<number> {
+    return this._run(["ZREMRANGEBYSCORE", key, sc(min), sc(max)], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes members in a lexicographic range (ZREMRANGEBYLEX).
+   *
+   * @param key The key.
+   * @param min Minimum, e.g. `"[a"`.
+   * @param max Maximum, e.g. `"(z"`.
+   * @returns How many were removed.
+   */
+  zremrangebylex(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
+    return this._run(["ZREMRANGEBYLEX", key, min, max], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Removes and returns the member with the lowest score (ZPOPMIN).
+   *
+   * @param key The key.
+   * @returns The member and its score, or null.
+   */
+  zpopmin(key: RedisArgument): Promise<ScoredMember<S> | null>;
+  /**
+   * Removes and returns the members with the lowest scores (ZPOPMIN key count).
+   *
+   * @param key The key.
+   * @param count How many.
+   * @returns The members and their scores, lowest first.
+   */
+  zpopmin(key: RedisArgument, count: number): Promise<ScoredMember<S>[]>;
+  /**
+   * Removes and returns members with the lowest scores (ZPOPMIN).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns One scored member or null, or a list with `count`.
+   */
+  zpopmin(
+    key: RedisArgument,
+    count?: number,
+  ): Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
+  zpopmin(
+    key: RedisArgument,
+    count?: number,
+  ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
+    if (count === undefined) {
+      return this._run(["ZPOPMIN", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
+    }
+    return this._run(["ZPOPMIN", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * Removes and returns the member with the highest score (ZPOPMAX).
+   *
+   * @param key The key.
+   * @returns The member and its score, or null.
+   */
+  zpopmax(key: RedisArgument): Promise<ScoredMember<S> | null>;
+  /**
+   * Removes and returns the members with the highest scores (ZPOPMAX key count).
+   *
+   * @param key The key.
+   * @param count How many.
+   * @returns The members and their scores, highest first.
+   */
+  zpopmax(key: RedisArgument, count: number): Promise<ScoredMember<S>[]>;
+  /**
+   * Removes and returns members with the highest scores (ZPOPMAX).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns One scored member or null, or a list with `count`.
+   */
+  zpopmax(
+    key: RedisArgument,
+    count?: number,
+  ): Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
+  zpopmax(
+    key: RedisArgument,
+    count?: number,
+  ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
+    if (count === undefined) {
+      return this._run(["ZPOPMAX", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
+    }
+    return this._run(["ZPOPMAX", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * A random member of a sorted set (ZRANDMEMBER).
+   *
+   * @param key The key.
+   * @returns The member, or null.
+   */
+  zrandmember(key: RedisArgument): Promise<S | null>;
+  /**
+   * Random members of a sorted set (ZRANDMEMBER key count).
+   *
+   * @param key The key.
+   * @param count How many; negative allows repetitions.
+   * @returns The members.
+   */
+  zrandmember(key: RedisArgument, count: number): Promise<S[]>;
+  /**
+   * Random members of a sorted set (ZRANDMEMBER).
+   *
+   * @param key The key.
+   * @param count How many; omit for one.
+   * @returns A member or null, or a list with `count`.
+   */
+  zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
+  zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (count === undefined) {
+      return this._run(["ZRANDMEMBER", key], undefined, RO) as Promise<S | null>;
+    }
+    return this._run(["ZRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Random members with their scores (ZRANDMEMBER ... WITHSCORES).
+   *
+   * @param key The key.
+   * @param count How many; negative allows repetitions.
+   * @returns The members and scores.
+   */
+  zrandmemberWithScores(key: RedisArgument, count: number): Promise<ScoredMember<S>[]> {
+    const args: RedisArgument[] = ["ZRANDMEMBER", key, count, "WITHSCORES"];
+    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * Stores the union of sorted sets (ZUNIONSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The size of the result.
+   */
+  zunionstore(
+    destination: RedisArgument,
+    keys: RedisArgument[],
+    options?: ZAggregateOptions,
+  ): Promise<number> {
+    const args: RedisArgument[] = ["ZUNIONSTORE", destination, ...aggArgs(keys, options)];
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Stores the intersection of sorted sets (ZINTERSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The size of the result.
+   */
+  zinterstore(
+    destination: RedisArgument,
+    keys: RedisArgument[],
+    options?: ZAggregateOptions,
+  ): Promise<number> {
+    const args: RedisArgument[] = ["ZINTERSTORE", destination, ...aggArgs(keys, options)];
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Stores the difference of sorted sets (ZDIFFSTORE).
+   *
+   * @param destination Where to store it.
+   * @param keys The sorted sets; the first minus the others.
+   * @returns The size of the result.
+   */
+  zdiffstore(destination: RedisArgument, keys: RedisArgument[]): Promise<number> {
+    const args: RedisArgument[] = ["ZDIFFSTORE", destination, keys.length, ...keys];
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The union of sorted sets (ZUNION).
+   *
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The members, by score.
+   */
+  zunion(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
+    return this._run(["ZUNION", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The union of sorted sets with scores (ZUNION ... WITHSCORES).
+   *
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The members and their combined scores.
+   */
+  zunionWithScores(
+    keys: RedisArgument[],
+    options?: ZAggregateOptions,
+  ): Promise<ScoredMember<S>[]> {
+    const args: RedisArgument[] = ["ZUNION", ...aggArgs(keys, options), "WITHSCORES"];
+    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * The intersection of sorted sets (ZINTER).
+   *
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The members, by score.
+   */
+  zinter(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
+    return this._run(["ZINTER", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The intersection of sorted sets with scores (ZINTER ... WITHSCORES).
+   *
+   * @param keys The sorted sets.
+   * @param options `weights`, `aggregate`.
+   * @returns The members and their combined scores.
+   */
+  zinterWithScores(
+    keys: RedisArgument[],
+    options?: ZAggregateOptions,
+  ): Promise<ScoredMember<S>[]> {
+    const args: RedisArgument[] = ["ZINTER", ...aggArgs(keys, options), "WITHSCORES"];
+    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * The members of the first sorted set that are in none of the others (ZDIFF).
+   *
+   * @param keys The sorted sets.
+   * @returns The members, by score.
+   */
+  zdiff(keys: RedisArgument[]): Promise<S[]> {
+    return this._run(["ZDIFF", keys.length, ...keys], T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * The difference of sorted sets with scores (ZDIFF ... WITHSCORES).
+   *
+   * @param keys The sorted sets.
+   * @returns The members and their scores.
+   */
+  zdiffWithScores(keys: RedisArgument[]): Promise<ScoredMember<S>[]> {
+    const args: RedisArgument[] = ["ZDIFF", keys.length, ...keys, "WITHSCORES"];
+    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+  }
+
+  /**
+   * Pops members from the first non-empty sorted set (ZMPOP).
+   *
+   * @param keys The sorted sets, in order.
+   * @param side `"MIN"` or `"MAX"`.
+   * @param options `count`: how many (default 1).
+   * @returns The key and the members with scores, or null when all are empty.
+   */
+  zmpop(
+    keys: RedisArgument[],
+    side: ZPopSide,
+    options?: { count?: number },
+  ): Promise<KeyScoredMembers<S> | null> {
+    const args: RedisArgument[] = ["ZMPOP", keys.length, ...keys, side];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.keyScored, N) as Promise<KeyScoredMembers<S> | null>;
+  }
+
+  /**
+   * Pops the lowest-scored member of the first non-empty sorted set, waiting (BZPOPMIN).
+   *
+   * @param keys One key or several.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The key, member and score, or null on timeout.
+   */
+  bzpopmin(
+    keys: RedisArgument | RedisArgument[],
+    timeout: number,
+  ): Promise<KeyScoredMember<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BZPOPMIN", ...list(keys), timeout];
+    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+  }
+
+  /**
+   * Pops the highest-scored member of the first non-empty sorted set, waiting (BZPOPMAX).
+   *
+   * @param keys One key or several.
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @returns The key, member and score, or null on timeout.
+   */
+  bzpopmax(
+    keys: RedisArgument | RedisArgument[],
+    timeout: number,
+  ): Promise<KeyScoredMember<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BZPOPMAX", ...list(keys), timeout];
+    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+  }
+
+  /**
+   * Pops members from the first non-empty sorted set, waiting if all are empty (BZMPOP).
+   *
+   * @param timeout Seconds to wait (fractions allowed); 0 waits forever.
+   * @param keys The sorted sets, in order.
+   * @param side `"MIN"` or `"MAX"`.
+   * @param options `count`: how many (default 1).
+   * @returns The key and the members with scores, or null on timeout.
+   */
+  bzmpop(
+    timeout: number,
+    keys: RedisArgument[],
+    side: ZPopSide,
+    options?: { count?: number },
+  ): Promise<KeyScoredMembers<S> | null> {
+    const ms = secToMs(timeout);
+    const args: RedisArgument[] = ["BZMPOP", timeout, keys.length, ...keys, side];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.keyScored, BL, ms) as Promise<KeyScoredMembers<S> | null>;
+  }
+
+  /**
+   * One page of a sorted-set scan (ZSCAN). Start with cursor `"0"`; done when it returns `"0"`.
+   *
+   * @param key The key.
+   * @param cursor The cursor from the previous page.
+   * @param options `match`, `count`.
+   * @returns The next cursor and the members with scores of this page.
+   */
+  zscanPage(
+    key: RedisArgument,
+    cursor: string | number,
+    options?: CollectionScanOptions,
+  ): Promise<[string, ScoredMember<S>[]]> {
+    const args: RedisArgument[] = ["ZSCAN", key, cursor];
+    if (options) scanArgs(args, options);
+    return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
+  }
+}
