@@ -1,0 +1,653 @@
+// Internal: the byte-level RESP reader shared by the decoder and the framer.
+//
+// Two readers work on the same module-level cursor (B, P, E):
+// - `parseFrame()`: a recursive value builder for a frame that is (probably) complete in the
+//   current buffer. It keeps no state between calls: when the input ends early it returns
+//   INCOMPLETE and the caller falls back to the scanner.
+// - `Scanner`: a resumable structural scanner (an explicit stack of element counts, no values
+//   built) that finds where a frame ends, across any number of chunks, in linear time.
+// Both validate the same things in the same order, so a malformed input raises the same
+// ProtocolError (same offset) whichever reader meets it first.
+import { ProtocolError, ReplyError } from "../errors.ts";
+import type { RespValue } from "./types.ts";
+
+/** Longest bulk string, line or aggregate length accepted (Redis' own proto-max-bulk-len). */
+export const MAX_LENGTH = 512 * 1024 * 1024;
+/** Deepest aggregate nesting accepted (attributes and streamed strings count as levels). */
+export const MAX_DEPTH = 512;
+
+/** Marker returned when the input ends before the frame does. */
+export const INCOMPLETE: unique symbol = Symbol("incomplete");
+/** What `parseFrame()` returns. */
+export type Parsed = RespValue | typeof INCOMPLETE;
+
+const NEED = -3;
+const STREAMED = -2;
+
+const CR = 13;
+const LF = 10;
+
+// Cursor over the input: bytes B[P..E), B[0] sits at absolute stream offset BASE.
+let B: Uint8Array = new Uint8Array(0);
+let P = 0;
+let E = 0;
+let BASE = 0;
+let BIN = false;
+/** The buffer is the reader's own and discarded after the frame: large byte values may view it. */
+let OWNED = false;
+
+/** Top-level attributes of the last frame parsed by `parseFrame()`. */
+export let ATTRS: Map<RespValue, RespValue> | undefined;
+/** Type byte of the value of the last frame parsed (after its attributes). */
+export let TYPE = 0;
+
+const utf8 = new TextDecoder();
+
+/** Points the reader at `buf[pos..end)`; `base` is the stream offset of `buf[0]`. */
+export function setInput(
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  base: number,
+  binary: boolean,
+  owned: boolean,
+): void {
+  B = buf;
+  P = pos;
+  E = end;
+  BASE = base;
+  BIN = binary;
+  OWNED = owned;
+}
+
+/** The reader's position. */
+export function pos(): number {
+  return P;
+}
+
+function fail(detail: string, at: number): never {
+  throw new ProtocolError(`Cannot decode the reply: ${detail}`, BASE + at);
+}
+
+function describe(c: number): string {
+  return c >= 0x20 && c < 0x7f
+    ? `"${String.fromCharCode(c)}"`
+    : `0x${c.toString(16).padStart(2, "0")}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leaves
+
+/**
+ * Reads a length after a type byte: `n\r\n`, `-1\r\n` (returns -1), `?\r\n` (returns STREAMED).
+ * Returns NEED when the line is not complete yet.
+ */
+function readLen(allowNull: boolean, allowStream: boolean): number {
+  let i = P;
+  if (i >= E) return NEED;
+  let c = B[i]!;
+  if (c === 0x2d) {
+    if (!allowNull) fail("negative length", i);
+    if (i + 1 >= E) return NEED;
+    if (B[i + 1] !== 0x31) fail("negative length", i);
+    if (i + 2 >= E) return NEED;
+    if (B[i + 2] !== CR) fail("negative length", i);
+    if (i + 3 >= E) return NEED;
+    if (B[i + 3] !== LF) fail(`expected LF, got ${describe(B[i + 3]!)}`, i + 3);
+    P = i + 4;
+    return -1;
+  }
+  if (c === 0x3f) {
+    if (!allowStream) fail('unexpected streamed length "?"', i);
+    if (i + 1 >= E) return NEED;
+    if (B[i + 1] !== CR) fail(`expected CR, got ${describe(B[i + 1]!)}`, i + 1);
+    if (i + 2 >= E) return NEED;
+    if (B[i + 2] !== LF) fail(`expected LF, got ${describe(B[i + 2]!)}`, i + 2);
+    P = i + 3;
+    return STREAMED;
+  }
+  const start = i;
+  let n = 0;
+  for (;;) {
+    if (i >= E) return NEED;
+    c = B[i]!;
+    if (c === CR) break;
+    c -= 48;
+    if (c < 0 || c > 9) fail(`invalid length byte ${describe(B[i]!)}`, i);
+    n = n * 10 + c;
+    if (n > MAX_LENGTH) fail("length exceeds 512 MB", start);
+    i++;
+  }
+  if (i === start) fail("empty length", i);
+  if (i + 1 >= E) return NEED;
+  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  P = i + 2;
+  return n;
+}
+
+/** Finds the CR ending the line that starts at P; NEED if not there yet. Validates the LF. */
+function lineEnd(): number {
+  const start = P;
+  let i = start;
+  for (;;) {
+    if (i >= E) {
+      if (i - start > MAX_LENGTH) fail("line exceeds 512 MB", start);
+      return NEED;
+    }
+    const c = B[i]!;
+    if (c === CR) break;
+    if (c === LF) fail("unexpected LF without CR", i);
+    i++;
+  }
+  if (i - start > MAX_LENGTH) fail("line exceeds 512 MB", start);
+  if (i + 1 >= E) return NEED;
+  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  return i;
+}
+
+function ascii(start: number, end: number): string {
+  let s = "";
+  for (let i = start; i < end; i++) s += String.fromCharCode(B[i]!);
+  return s;
+}
+
+/** Decodes B[start..end) as UTF-8 (invalid sequences become U+FFFD). */
+function str(start: number, end: number): string {
+  const n = end - start;
+  if (n <= 32) {
+    let s = "";
+    for (let i = start; i < end; i++) {
+      const c = B[i]!;
+      if (c >= 0x80) return utf8.decode(B.subarray(start, end));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return utf8.decode(B.subarray(start, end));
+}
+
+function bytes(start: number, end: number): Uint8Array {
+  return OWNED && end - start >= 65536 ? B.subarray(start, end) : B.slice(start, end);
+}
+
+/** `:` payload at P. */
+function readInteger(): number | bigint | typeof INCOMPLETE {
+  let i = P;
+  if (i >= E) return INCOMPLETE;
+  let neg = false;
+  let c = B[i]!;
+  if (c === 0x2d) {
+    neg = true;
+    i++;
+  } else if (c === 0x2b) i++;
+  const start = i;
+  let n = 0;
+  for (;;) {
+    if (i >= E) return INCOMPLETE;
+    c = B[i]!;
+    if (c === CR) break;
+    c -= 48;
+    if (c < 0 || c > 9) fail(`invalid integer byte ${describe(B[i]!)}`, i);
+    n = n * 10 + c;
+    i++;
+    if (i - start > 19) fail("integer has more than 19 digits", start);
+  }
+  if (i === start) fail("empty integer", i);
+  if (i + 1 >= E) return INCOMPLETE;
+  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  const from = P;
+  P = i + 2;
+  if (n <= Number.MAX_SAFE_INTEGER) return neg ? 0 - n : n;
+  return BigInt(ascii(from, i));
+}
+
+const DOUBLE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** `,` payload at P. */
+function readDouble(): number | typeof INCOMPLETE {
+  const start = P;
+  const cr = lineEnd();
+  if (cr === NEED) return INCOMPLETE;
+  if (cr - start > 1024) fail("double is longer than 1024 bytes", start);
+  const s = ascii(start, cr);
+  P = cr + 2;
+  switch (s) {
+    case "inf":
+    case "+inf":
+      return Infinity;
+    case "-inf":
+      return -Infinity;
+    case "nan":
+    case "-nan":
+      return NaN;
+  }
+  if (!DOUBLE.test(s)) fail(`invalid double "${s}"`, start);
+  return Number(s);
+}
+
+const BIGNUM = /^[+-]?\d+$/;
+
+/** `(` payload at P. */
+function readBigNumber(): bigint | typeof INCOMPLETE {
+  const start = P;
+  const cr = lineEnd();
+  if (cr === NEED) return INCOMPLETE;
+  if (cr - start > 65536) fail("big number is longer than 65536 digits", start);
+  const s = ascii(start, cr);
+  if (!BIGNUM.test(s)) fail(`invalid big number "${s}"`, start);
+  P = cr + 2;
+  return BigInt(s);
+}
+
+/** `#` payload at P. */
+function readBoolean(): boolean | typeof INCOMPLETE {
+  const i = P;
+  if (i >= E) return INCOMPLETE;
+  const c = B[i]!;
+  if (c !== 0x74 && c !== 0x66) fail(`invalid boolean ${describe(c)}`, i);
+  if (i + 1 >= E) return INCOMPLETE;
+  if (B[i + 1] !== CR) fail(`expected CR, got ${describe(B[i + 1]!)}`, i + 1);
+  if (i + 2 >= E) return INCOMPLETE;
+  if (B[i + 2] !== LF) fail(`expected LF, got ${describe(B[i + 2]!)}`, i + 2);
+  P = i + 3;
+  return c === 0x74;
+}
+
+/** `_` payload at P. Returns false when incomplete. */
+function readNull(): boolean {
+  const i = P;
+  if (i >= E) return false;
+  if (B[i] !== CR) fail(`expected CR, got ${describe(B[i]!)}`, i);
+  if (i + 1 >= E) return false;
+  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  P = i + 2;
+  return true;
+}
+
+/**
+ * Checks the payload of a bulk of `n` bytes of type `t` starting at P. Returns the payload end,
+ * or NEED. Leaves P at the payload start.
+ */
+function bulkEnd(t: number, n: number): number {
+  const s = P;
+  const e = s + n;
+  if (e + 2 > E) return NEED;
+  if (B[e] !== CR) fail(`expected CR after ${n} bytes, got ${describe(B[e]!)}`, e);
+  if (B[e + 1] !== LF) fail(`expected LF, got ${describe(B[e + 1]!)}`, e + 1);
+  if (t === 0x3d && (n < 4 || B[s + 3] !== 0x3a)) {
+    fail('verbatim string lacks its "xxx:" format prefix', s);
+  }
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value builder
+
+function tooDeep(at: number): never {
+  return fail(`nesting exceeds ${MAX_DEPTH} levels`, at);
+}
+
+/**
+ * Parses one top-level frame at P (attributes first, if any). Sets ATTRS and TYPE. Returns
+ * INCOMPLETE when the buffer ends before the frame.
+ */
+export function parseFrame(): Parsed {
+  ATTRS = undefined;
+  if (P >= E) return INCOMPLETE;
+  let t = B[P]!;
+  while (t === 0x7c) {
+    const m = aggregate(t, P, 0);
+    if (m === INCOMPLETE) return INCOMPLETE;
+    if (ATTRS === undefined) ATTRS = m as Map<RespValue, RespValue>;
+    else for (const [k, v] of m as Map<RespValue, RespValue>) ATTRS.set(k, v);
+    if (P >= E) return INCOMPLETE;
+    t = B[P]!;
+  }
+  TYPE = t;
+  if (t === 0x3e) BIN = false;
+  return value(0);
+}
+
+function value(depth: number): Parsed {
+  if (P >= E) return INCOMPLETE;
+  let at = P;
+  let t = B[at]!;
+  while (t === 0x7c) {
+    // an attribute inside an aggregate: parsed and dropped
+    if (aggregate(t, at, depth) === INCOMPLETE) return INCOMPLETE;
+    if (P >= E) return INCOMPLETE;
+    at = P;
+    t = B[at]!;
+  }
+  P = at + 1;
+  switch (t) {
+    case 0x24: // $
+    case 0x21: // !
+    case 0x3d: { // =
+      const n = readLen(t === 0x24, t === 0x24);
+      if (n === NEED) return INCOMPLETE;
+      if (n === -1) return null;
+      if (n === STREAMED) return streamedString(at, depth);
+      const e = bulkEnd(t, n);
+      if (e === NEED) return INCOMPLETE;
+      const s = P;
+      P = e + 2;
+      if (t === 0x24) return BIN ? bytes(s, e) : str(s, e);
+      if (t === 0x21) return new ReplyError(str(s, e));
+      return BIN ? bytes(s + 4, e) : str(s + 4, e);
+    }
+    case 0x2b: // +
+    case 0x2d: { // -
+      const s = P;
+      const cr = lineEnd();
+      if (cr === NEED) return INCOMPLETE;
+      P = cr + 2;
+      if (t === 0x2d) return new ReplyError(str(s, cr));
+      return BIN ? bytes(s, cr) : str(s, cr);
+    }
+    case 0x3a: // :
+      return readInteger();
+    case 0x2a: // *
+    case 0x25: // %
+    case 0x7e: // ~
+    case 0x3e: // >
+      return aggregate(t, at, depth);
+    case 0x5f: // _
+      return readNull() ? null : INCOMPLETE;
+    case 0x23: // #
+      return readBoolean();
+    case 0x2c: // ,
+      return readDouble();
+    case 0x28: // (
+      return readBigNumber();
+    default:
+      return fail(`unexpected type byte ${describe(t)}`, at);
+  }
+}
+
+/** An aggregate whose type byte `t` is at `at` (P just after it). */
+function aggregate(t: number, at: number, depth: number): Parsed {
+  if (depth >= MAX_DEPTH) tooDeep(at);
+  P = at + 1;
+  const n = readLen(t === 0x2a, t !== 0x7c);
+  if (n === NEED) return INCOMPLETE;
+  if (n === -1) return null;
+  const d = depth + 1;
+  if (n === STREAMED) return streamedAggregate(t, d);
+  // every element takes 3 bytes at least: cannot be complete in this buffer
+  if (t === 0x25 || t === 0x7c ? n * 6 > E - P : n * 3 > E - P) return INCOMPLETE;
+  if (t === 0x2a || t === 0x3e) {
+    const a: RespValue[] = [];
+    for (let i = 0; i < n; i++) {
+      const v = value(d);
+      if (v === INCOMPLETE) return INCOMPLETE;
+      a.push(v);
+    }
+    return a;
+  }
+  if (t === 0x7e) {
+    const s = new Set<RespValue>();
+    for (let i = 0; i < n; i++) {
+      const v = value(d);
+      if (v === INCOMPLETE) return INCOMPLETE;
+      s.add(v);
+    }
+    return s;
+  }
+  const m = new Map<RespValue, RespValue>();
+  for (let i = 0; i < n; i++) {
+    const k = value(d);
+    if (k === INCOMPLETE) return INCOMPLETE;
+    const v = value(d);
+    if (v === INCOMPLETE) return INCOMPLETE;
+    m.set(k, v);
+  }
+  return m;
+}
+
+/** Reads the `.\r\n` end marker at P if there; returns 1 if read, 0 if not a marker, NEED. */
+function endMarker(): number {
+  if (P >= E) return NEED;
+  if (B[P] !== 0x2e) return 0;
+  if (P + 1 >= E) return NEED;
+  if (B[P + 1] !== CR) fail(`expected CR, got ${describe(B[P + 1]!)}`, P + 1);
+  if (P + 2 >= E) return NEED;
+  if (B[P + 2] !== LF) fail(`expected LF, got ${describe(B[P + 2]!)}`, P + 2);
+  P += 3;
+  return 1;
+}
+
+function streamedAggregate(t: number, d: number): Parsed {
+  if (t === 0x25) {
+    const m = new Map<RespValue, RespValue>();
+    for (;;) {
+      const end = endMarker();
+      if (end === NEED) return INCOMPLETE;
+      if (end === 1) return m;
+      const k = value(d);
+      if (k === INCOMPLETE) return INCOMPLETE;
+      if (P < E && B[P] === 0x2e) fail("streamed map ends after a key", P);
+      const v = value(d);
+      if (v === INCOMPLETE) return INCOMPLETE;
+      m.set(k, v);
+    }
+  }
+  const items: RespValue[] = [];
+  for (;;) {
+    const end = endMarker();
+    if (end === NEED) return INCOMPLETE;
+    if (end === 1) break;
+    const v = value(d);
+    if (v === INCOMPLETE) return INCOMPLETE;
+    items.push(v);
+  }
+  return t === 0x7e ? new Set(items) : items;
+}
+
+function streamedString(at: number, depth: number): Parsed {
+  if (depth >= MAX_DEPTH) tooDeep(at);
+  const parts: number[] = [];
+  let total = 0;
+  for (;;) {
+    if (P >= E) return INCOMPLETE;
+    if (B[P] !== 0x3b) fail(`expected ";" in a streamed string, got ${describe(B[P]!)}`, P);
+    P++;
+    const n = readLen(false, false);
+    if (n === NEED) return INCOMPLETE;
+    if (n === 0) break;
+    const e = bulkEnd(0x24, n);
+    if (e === NEED) return INCOMPLETE;
+    parts.push(P, e);
+    total += n;
+    if (total > MAX_LENGTH) fail("streamed string exceeds 512 MB", P);
+    P = e + 2;
+  }
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (let i = 0; i < parts.length; i += 2) {
+    out.set(B.subarray(parts[i]!, parts[i + 1]!), o);
+    o += parts[i + 1]! - parts[i]!;
+  }
+  return BIN ? out : utf8.decode(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resumable scanner
+
+const K_AGG = 0;
+const K_ATTR = 1;
+const K_STR = 2;
+const K_MAP = 3;
+
+/**
+ * Finds the end of one top-level frame without building values, resumable across chunks.
+ * Usage: `reset()` at a frame start, then `scan()` with the cursor at the frame start (first
+ * call) or at `pos()` of the previous call's return (same buffer, grown).
+ */
+export class Scanner {
+  /** Kind of each open level (K_*). */
+  kinds: number[] = [];
+  /** Elements left in each open level, -1 for streamed, or parity for streamed maps. */
+  counts: number[] = [];
+  /** Buffer index the scan needs before it can progress (0 if unknown: any byte helps). */
+  need = 0;
+  /** Type byte of the frame's value (after attributes), 0 until seen. */
+  type = 0;
+  /** An attribute just ended: a value must follow (not an end marker). */
+  #afterAttr = false;
+
+  reset(): void {
+    this.#afterAttr = false;
+    this.kinds.length = 0;
+    this.counts.length = 0;
+    this.need = 0;
+    this.type = 0;
+  }
+
+  /**
+   * Scans from P. Returns true with P at the frame end, or false with P at the start of the
+   * element that is not complete yet (state kept for the next call).
+   */
+  scan(): boolean {
+    const kinds = this.kinds;
+    const counts = this.counts;
+    this.need = 0;
+    for (;;) {
+      const start = P;
+      if (start >= E) return false;
+      const top = kinds.length - 1;
+      const t = B[start]!;
+      if (top >= 0 && kinds[top] === K_STR) {
+        if (t !== 0x3b) fail(`expected ";" in a streamed string, got ${describe(t)}`, start);
+        P = start + 1;
+        const n = readLen(false, false);
+        if (n === NEED) return this.#wait(start, 0);
+        if (n === 0) {
+          kinds.pop();
+          counts.pop();
+          if (this.#done()) return true;
+          continue;
+        }
+        const e = bulkEnd(0x24, n);
+        if (e === NEED) return this.#wait(start, P + n + 2);
+        P = e + 2;
+        continue;
+      }
+      if (t === 0x2e && top >= 0 && counts[top]! < 0 && !this.#afterAttr) {
+        if (counts[top] === -3) fail("streamed map ends after a key", start);
+        const m = endMarker();
+        if (m === NEED) return this.#wait(start, 0);
+        kinds.pop();
+        counts.pop();
+        if (this.#done()) return true;
+        continue;
+      }
+      if (t !== 0x7c) {
+        this.#afterAttr = false;
+        if (top < 0) this.type = t;
+      }
+      P = start + 1;
+      switch (t) {
+        case 0x24:
+        case 0x21:
+        case 0x3d: {
+          const n = readLen(t === 0x24, t === 0x24);
+          if (n === NEED) return this.#wait(start, 0);
+          if (n === STREAMED) {
+            if (kinds.length >= MAX_DEPTH) tooDeep(start);
+            kinds.push(K_STR);
+            counts.push(-1);
+            continue;
+          }
+          if (n >= 0) {
+            const e = bulkEnd(t, n);
+            if (e === NEED) return this.#wait(start, P + n + 2);
+            P = e + 2;
+          }
+          break;
+        }
+        case 0x2b:
+        case 0x2d: {
+          const cr = lineEnd();
+          if (cr === NEED) return this.#wait(start, 0);
+          P = cr + 2;
+          break;
+        }
+        case 0x3a:
+          if (readInteger() === INCOMPLETE) return this.#wait(start, 0);
+          break;
+        case 0x5f:
+          if (!readNull()) return this.#wait(start, 0);
+          break;
+        case 0x23:
+          if (readBoolean() === INCOMPLETE) return this.#wait(start, 0);
+          break;
+        case 0x2c:
+          if (readDouble() === INCOMPLETE) return this.#wait(start, 0);
+          break;
+        case 0x28:
+          if (readBigNumber() === INCOMPLETE) return this.#wait(start, 0);
+          break;
+        case 0x2a:
+        case 0x25:
+        case 0x7e:
+        case 0x3e:
+        case 0x7c: {
+          if (kinds.length >= MAX_DEPTH) tooDeep(start);
+          const n = readLen(t === 0x2a, t !== 0x7c);
+          if (n === NEED) return this.#wait(start, 0);
+          if (n === -1) break;
+          const kind = t === 0x7c ? K_ATTR : t === 0x25 ? K_MAP : K_AGG;
+          if (n === STREAMED) {
+            kinds.push(kind);
+            counts.push(kind === K_MAP ? -2 : -1);
+            continue;
+          }
+          if (n === 0) {
+            if (t !== 0x7c) break;
+            this.#afterAttr = true;
+            continue;
+          }
+          kinds.push(kind);
+          counts.push(kind === K_AGG ? n : n * 2);
+          continue;
+        }
+        default:
+          fail(`unexpected type byte ${describe(t)}`, start);
+      }
+      if (this.#done()) return true;
+    }
+  }
+
+  #wait(start: number, need: number): false {
+    P = start;
+    this.need = need;
+    return false;
+  }
+
+  /** One element completed: closes finished levels. True when the frame is complete. */
+  #done(): boolean {
+    const kinds = this.kinds;
+    const counts = this.counts;
+    for (;;) {
+      const top = counts.length - 1;
+      if (top < 0) return true;
+      const c = counts[top]!;
+      if (c < 0) {
+        // streamed: a map alternates -2 (expects key) and -3 (expects value)
+        if (c !== -1) counts[top] = c === -2 ? -3 : -2;
+        return false;
+      }
+      if (c > 1) {
+        counts[top] = c - 1;
+        return false;
+      }
+      const k = kinds.pop();
+      counts.pop();
+      if (k === K_ATTR) {
+        this.#afterAttr = true;
+        return false;
+      }
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Splits a RESP byte stream into raw frames without decoding them.
+ *
+ * @module
+ */
+
+import { ProtocolError } from "../errors.ts";
+import { pos, Scanner, setInput } from "./_reader.ts";
+
+const EMPTY = new Uint8Array(0);
+/** A collection buffer larger than this is handed out (not copied) and replaced. */
+const KEEP = 1 << 16;
+
+/**
+ * Splits a RESP2/RESP3 byte stream into the exact bytes of each complete top-level frame,
+ * without building values: for proxies that forward or inspect frames. Attributes (`|`) are
+ * delivered glued to the frame they annotate. Malformed input raises the same
+ * {@linkcode ProtocolError} the decoder would.
+ *
+ * @example Forward frames, telling pushes apart
+ * ```ts
+ * import { RespFramer } from "@edge/redis/resp";
+ * const framer = new RespFramer((frame, type) => {
+ *   console.log(type === 0x3e ? "push" : "reply", frame.length);
+ * });
+ * framer.feed(new TextEncoder().encode(">2\r\n+a\r\n+b\r\n+OK\r\n"));
+ * ```
+ */
+export class RespFramer {
+  #onFrame: (frame: Uint8Array, type: number) => void;
+  #offset = 0;
+  #acc: Uint8Array = EMPTY;
+  #accLen = 0;
+  #accBase = 0;
+  #scanPos = 0;
+  #scanner = new Scanner();
+  #error: ProtocolError | undefined;
+
+  /**
+   * Creates a framer.
+   *
+   * @param onFrame Called with each complete frame (a copy the callee owns) and the type byte
+   * of its value (`0x3e` for a push; for a frame that starts with attributes, the type byte of
+   * the value they annotate).
+   */
+  constructor(onFrame: (frame: Uint8Array, type: number) => void) {
+    this.#onFrame = onFrame;
+  }
+
+  /**
+   * Splits the bytes of `chunk` into frames. The chunk may be reused by the caller once the
+   * call returns. If the callback throws, the remaining frames are still delivered and the
+   * first error is rethrown at the end.
+   *
+   * @param chunk The next bytes of the stream.
+   * @throws {ProtocolError} The input is not valid RESP; `offset` is the stream offset of the
+   * fault. The framer then refuses input until {@linkcode RespFramer.reset}.
+   */
+  feed(chunk: Uint8Array): void {
+    if (this.#error !== undefined) throw this.#error;
+    try {
+      this.#feed(chunk);
+    } catch (e) {
+      if (e instanceof ProtocolError) this.#error = e;
+      throw e;
+    }
+  }
+
+  /** Forgets any partial frame and a previous protocol error; the stream offset restarts at 0. */
+  reset(): void {
+    this.#offset = 0;
+    this.#acc = EMPTY;
+    this.#accLen = 0;
+    this.#scanPos = 0;
+    this.#scanner.reset();
+    this.#error = undefined;
+  }
+
+  #feed(chunk: Uint8Array): void {
+    const end = chunk.length;
+    const base = this.#offset;
+    const scanner = this.#scanner;
+    let handlerError: unknown = undefined;
+    let failed = false;
+    let p = 0;
+    if (this.#accLen > 0) p = this.#resume(chunk, 0);
+    while (p >= 0) {
+      let frame: Uint8Array;
+      if (this.#accLen > 0) {
+        const frameEnd = this.#scanPos;
+        if (frameEnd > KEEP) {
+          frame = this.#acc.subarray(0, frameEnd);
+          this.#acc = EMPTY;
+        } else frame = this.#acc.slice(0, frameEnd);
+        this.#accLen = 0;
+      } else {
+        if (p >= end) break;
+        scanner.reset();
+        setInput(chunk, p, end, base, false, false);
+        if (!scanner.scan()) {
+          this.#accBase = base + p;
+          this.#scanPos = 0;
+          scanner.reset();
+          p = this.#resume(chunk, p);
+          continue;
+        }
+        const q = pos();
+        frame = chunk.slice(p, q);
+        p = q;
+      }
+      try {
+        this.#onFrame(frame, scanner.type);
+      } catch (e) {
+        if (!failed) handlerError = e;
+        failed = true;
+      }
+    }
+    this.#offset = base + end;
+    if (failed) throw handlerError;
+  }
+
+  #resume(chunk: Uint8Array, c: number): number {
+    const end = chunk.length;
+    const scanner = this.#scanner;
+    for (;;) {
+      const need = scanner.need;
+      const take = need > this.#accLen ? Math.min(need - this.#accLen, end - c) : end - c;
+      this.#append(chunk, c, c + take);
+      c += take;
+      if (this.#accLen < need) return -1;
+      setInput(this.#acc, this.#scanPos, this.#accLen, this.#accBase, false, false);
+      const done = scanner.scan();
+      this.#scanPos = pos();
+      if (done) return c - (this.#accLen - this.#scanPos);
+      if (c === end) return -1;
+    }
+  }
+
+  #append(chunk: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    if (n === 0) return;
+    const len = this.#accLen;
+    if (len + n > this.#acc.length) {
+      const cap = Math.max(len + n, this.#acc.length * 2, this.#scanner.need, 256);
+      const next = new Uint8Array(cap);
+      next.set(this.#acc.subarray(0, len));
+      this.#acc = next;
+    }
+    this.#acc.set(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to), len);
+    this.#accLen = len + n;
+  }
+}
