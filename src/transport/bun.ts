@@ -1,0 +1,240 @@
+/**
+ * The Bun transport: `Bun.connect` with a coalescing write queue that resumes partial writes on
+ * `drain`.
+ *
+ * @module
+ */
+
+import { rootCertificates } from "node:tls";
+import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
+export type {
+  ConnectOptions,
+  Connector,
+  TlsOptions,
+  Transport,
+  TransportHandlers,
+} from "./types.ts";
+import { HandlerSlot } from "./_handler_slot.ts";
+import { WriteQueue } from "./_write_queue.ts";
+import { socketError } from "./_errors.ts";
+
+const HIGH_WATER_MARK = 1024 * 1024;
+
+/** The part of Bun's socket this transport uses. */
+interface BunSocket {
+  /** Bytes written now (the rest is not buffered); 0 or -1 when nothing was taken. */
+  write(data: Uint8Array): number;
+  end(): void;
+  terminate?(): void;
+  setNoDelay?(noDelay?: boolean): boolean;
+  setKeepAlive?(enable?: boolean, initialDelay?: number): boolean;
+  readonly remoteAddress?: string;
+  readonly remotePort?: number;
+}
+
+interface BunSocketHandler {
+  open?(socket: BunSocket): void;
+  data(socket: BunSocket, data: Uint8Array): void;
+  drain?(socket: BunSocket): void;
+  close?(socket: BunSocket, error?: Error): void;
+  error?(socket: BunSocket, error: Error): void;
+  handshake?(socket: BunSocket, success: boolean, authorizationError: Error | null): void;
+}
+
+interface BunConnectOptions {
+  hostname: string;
+  port: number;
+  socket: BunSocketHandler;
+  tls?: {
+    ca?: string[];
+    cert?: string;
+    key?: string;
+    serverName?: string;
+    rejectUnauthorized?: boolean;
+  };
+}
+
+interface BunGlobal {
+  connect(options: BunConnectOptions): Promise<BunSocket>;
+}
+
+class BunTransport implements Transport {
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly secure: boolean;
+  readonly slot: HandlerSlot = new HandlerSlot();
+  error: Error | undefined;
+  #socket: BunSocket;
+  #queue = new WriteQueue();
+  #scheduled = false;
+  /** The socket took less than offered; wait for `drain`. */
+  #blocked = false;
+  #needDrain = false;
+  #flush = (): void => {
+    this.#scheduled = false;
+    const queue = this.#queue;
+    let chunk: Uint8Array | undefined;
+    while (!this.slot.closed && (chunk = queue.peek()) !== undefined) {
+      const n = this.#socket.write(chunk);
+      if (n > 0) queue.consume(n);
+      if (n < chunk.length) {
+        this.#blocked = true;
+        break;
+      }
+    }
+    if (this.#needDrain && queue.bytes <= HIGH_WATER_MARK) {
+      this.#needDrain = false;
+      this.slot.drain();
+    }
+  };
+
+  constructor(socket: BunSocket, secure: boolean) {
+    this.#socket = socket;
+    this.secure = secure;
+    this.remoteAddress = socket.remoteAddress;
+    this.remotePort = socket.remotePort;
+  }
+
+  setHandlers(handlers: TransportHandlers): void {
+    this.slot.set(handlers);
+  }
+
+  write(bytes: Uint8Array): boolean {
+    if (this.slot.closed) return false;
+    this.#queue.push(bytes);
+    if (!this.#scheduled && !this.#blocked) {
+      this.#scheduled = true;
+      // Let every write of this tick join the queue, then write them as one buffer.
+      queueMicrotask(this.#flush);
+    }
+    if (this.#queue.bytes > HIGH_WATER_MARK) {
+      this.#needDrain = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** Bun's `drain`: the socket takes bytes again. */
+  onSocketDrain(): void {
+    if (!this.#blocked) return;
+    this.#blocked = false;
+    this.#flush();
+  }
+
+  close(): void {
+    if (this.slot.closed) return;
+    this.#queue.clear();
+    const s = this.#socket;
+    if (s.terminate) s.terminate();
+    else s.end();
+    this.slot.close(undefined);
+  }
+
+  /** Bun's `close`. */
+  onSocketClose(error?: Error): void {
+    this.#queue.clear();
+    this.slot.close(error ? socketError(error) : this.error);
+  }
+}
+
+/**
+ * Opens a TCP or TLS connection with `Bun.connect`. Sets `TCP_NODELAY` and keepalive where the
+ * socket offers them. For TLS the promise resolves after the handshake and certificate
+ * verification; `tls.caCerts` are trusted in addition to the built-in root certificates and
+ * `tls.serverName` is used for SNI and verification.
+ *
+ * Bun's `socket.write` takes what the kernel accepts and returns the count; this transport keeps
+ * the rest queued and resumes on Bun's `drain` event. `close()` discards bytes not yet written.
+ *
+ * @param options Host, port and TLS settings.
+ * @returns The open transport.
+ * @throws {Error} With a short message such as `connection refused`, `host not found` or
+ * `certificate verify failed: self signed certificate in certificate chain`.
+ *
+ * @example Ping a server
+ * ```ts ignore
+ * import { bunConnector } from "@edge/redis/transport/bun";
+ * const t = await bunConnector({ host: "127.0.0.1", port: 6379 });
+ * t.setHandlers({
+ *   onData: (chunk) => console.log(new TextDecoder().decode(chunk)), // "+PONG\r\n"
+ *   onDrain: () => {},
+ *   onClose: (error) => console.log("closed", error),
+ * });
+ * t.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n"));
+ * ```
+ */
+export const bunConnector: Connector = (options: ConnectOptions): Promise<Transport> => {
+  const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
+  const o = options.tls;
+  const secure = o !== undefined;
+  let transport: BunTransport | undefined;
+  let settle: ((error?: Error) => void) | undefined;
+  // Events between Bun's resolve and the transport's creation (the TLS handshake).
+  let early: Uint8Array[] | undefined;
+  let earlyError: Error | undefined;
+  let earlyClose: { error?: Error } | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    settle = (error) => {
+      settle = undefined;
+      if (error) reject(error);
+      else resolve();
+    };
+  });
+  ready.catch(() => {}); // observed below, unless Bun.connect itself rejects first
+  const handler: BunSocketHandler = {
+    data(_socket, data) {
+      // A plain Uint8Array view: Buffer.slice would share memory where Uint8Array.slice copies.
+      const chunk = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      if (transport) transport.slot.data(chunk);
+      else (early ??= []).push(chunk.slice());
+    },
+    drain() {
+      transport?.onSocketDrain();
+    },
+    error(_socket, error) {
+      const e = socketError(error);
+      if (transport) transport.error ??= e;
+      else earlyError ??= e;
+    },
+    close(_socket, error) {
+      if (transport) return transport.onSocketClose(error);
+      const e = error ? socketError(error) : earlyError;
+      earlyClose = { error: e };
+      settle?.(e ?? new Error("connection closed during connect"));
+    },
+  };
+  if (secure) {
+    handler.handshake = (socket, success, authorizationError) => {
+      if (success && !authorizationError) return settle?.();
+      settle?.(socketError(authorizationError ?? earlyError ?? new Error("TLS handshake failed")));
+      socket.end();
+    };
+  }
+  return (async () => {
+    let socket: BunSocket;
+    try {
+      socket = await bun.connect({
+        hostname: options.host,
+        port: options.port,
+        socket: handler,
+        tls: o && {
+          ca: o.caCerts ? [...rootCertificates, ...o.caCerts] : undefined,
+          cert: o.cert,
+          key: o.key,
+          serverName: o.serverName ?? options.host,
+          rejectUnauthorized: true,
+        },
+      });
+    } catch (e) {
+      throw socketError(e);
+    }
+    if (!secure) settle?.();
+    await ready;
+    socket.setNoDelay?.(true);
+    socket.setKeepAlive?.(true, 0);
+    transport = new BunTransport(socket, secure);
+    if (early) { for (const chunk of early) transport.slot.data(chunk); }
+    if (earlyClose) transport.onSocketClose(earlyClose.error);
+    return transport;
+  })();
+};

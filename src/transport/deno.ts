@@ -1,0 +1,205 @@
+/**
+ * The Deno transport: `Deno.connect` / `Deno.connectTls` with one reusable read buffer and a
+ * non-blocking, coalescing write queue.
+ *
+ * @module
+ */
+
+import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
+export type {
+  ConnectOptions,
+  Connector,
+  TlsOptions,
+  Transport,
+  TransportHandlers,
+} from "./types.ts";
+import { HandlerSlot } from "./_handler_slot.ts";
+import { WriteQueue } from "./_write_queue.ts";
+import { socketError } from "./_errors.ts";
+
+const READ_BUFFER_SIZE = 64 * 1024;
+const HIGH_WATER_MARK = 1024 * 1024;
+
+class DenoTransport implements Transport {
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly secure: boolean;
+  #conn: Deno.Conn;
+  #slot = new HandlerSlot();
+  #queue = new WriteQueue();
+  #closed = false;
+  #flushing = false;
+  #needDrain = false;
+
+  constructor(conn: Deno.Conn, secure: boolean) {
+    this.#conn = conn;
+    this.secure = secure;
+    const addr = conn.remoteAddr as Deno.NetAddr;
+    this.remoteAddress = addr.hostname;
+    this.remotePort = addr.port;
+  }
+
+  setHandlers(handlers: TransportHandlers): void {
+    this.#slot.set(handlers);
+    if (!this.#closed) this.#readLoop();
+  }
+
+  write(bytes: Uint8Array): boolean {
+    if (this.#closed) return false;
+    this.#queue.push(bytes);
+    if (!this.#flushing) {
+      this.#flushing = true;
+      // Let every write of this tick join the queue, then write them as one buffer.
+      queueMicrotask(() => this.#flush());
+    }
+    if (this.#queue.bytes > HIGH_WATER_MARK) {
+      this.#needDrain = true;
+      return false;
+    }
+    return true;
+  }
+
+  close(): void {
+    this.#shutdown(undefined);
+  }
+
+  #shutdown(error: Error | undefined): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#queue.clear();
+    try {
+      this.#conn.close();
+    } catch { /* already closed */ }
+    this.#slot.close(error);
+  }
+
+  async #readLoop(): Promise<void> {
+    const buf = new Uint8Array(READ_BUFFER_SIZE);
+    const conn = this.#conn;
+    try {
+      while (!this.#closed) {
+        const n = await conn.read(buf);
+        if (n === null) break;
+        this.#slot.data(buf.subarray(0, n));
+      }
+      this.#shutdown(undefined);
+    } catch (e) {
+      this.#shutdown(this.#closed ? undefined : socketError(e));
+    }
+  }
+
+  async #flush(): Promise<void> {
+    const queue = this.#queue;
+    try {
+      let chunk: Uint8Array | undefined;
+      while (!this.#closed && (chunk = queue.peek()) !== undefined) {
+        const n = await this.#conn.write(chunk);
+        if (this.#closed) return;
+        queue.consume(n);
+        if (this.#needDrain && queue.bytes <= HIGH_WATER_MARK) {
+          this.#needDrain = false;
+          this.#slot.drain();
+        }
+      }
+    } catch (e) {
+      this.#shutdown(this.#closed ? undefined : socketError(e));
+    } finally {
+      this.#flushing = false;
+    }
+  }
+}
+
+async function connectTcp(options: ConnectOptions): Promise<Deno.TcpConn> {
+  const tcp = await Deno.connect({ hostname: options.host, port: options.port, transport: "tcp" });
+  tcp.setNoDelay(true);
+  tcp.setKeepAlive(true);
+  return tcp;
+}
+
+async function connectTls(options: ConnectOptions): Promise<Deno.TlsConn> {
+  const tls = options.tls!;
+  if (tls.cert !== undefined && tls.key !== undefined) {
+    // Only connectTls presents a client certificate (its socket options cannot be set).
+    return await Deno.connectTls({
+      hostname: options.host,
+      port: options.port,
+      caCerts: tls.caCerts,
+      cert: tls.cert,
+      key: tls.key,
+    });
+  }
+  // TCP first, so TCP_NODELAY and keepalive can be set, then the TLS upgrade; startTls also
+  // verifies against a server name other than the host.
+  const tcp = await connectTcp(options);
+  try {
+    return await Deno.startTls(tcp, {
+      hostname: tls.serverName ?? options.host,
+      caCerts: tls.caCerts,
+    });
+  } catch (e) {
+    try {
+      tcp.close();
+    } catch { /* consumed by startTls */ }
+    throw e;
+  }
+}
+
+/**
+ * Opens a TCP or TLS connection with Deno's own sockets (`Deno.connect`, `Deno.connectTls`).
+ * Sets `TCP_NODELAY` and keepalive. For TLS the handshake completes (and the certificate is
+ * verified) before the promise resolves.
+ *
+ * TLS connects over TCP and upgrades with `Deno.startTls`, which verifies against
+ * `tls.serverName` (default: `host`). `Deno.startTls` cannot present a client certificate, so
+ * with `tls.cert`/`tls.key` the transport uses `Deno.connectTls` instead (no `TCP_NODELAY` or
+ * keepalive control there, and no server name other than `host`); the one combination it cannot
+ * serve, a client certificate with a different `serverName`, is handed to the `node:tls`
+ * transport (`nodeConnector`, built into Deno).
+ *
+ * `close()` discards bytes not yet written.
+ *
+ * @param options Host, port and TLS settings.
+ * @returns The open transport.
+ * @throws {Error} With a short message such as `connection refused`, `host not found` or
+ * `certificate verify failed: unknown issuer`.
+ *
+ * @example Ping a server
+ * ```ts ignore
+ * import { denoConnector } from "@edge/redis/transport/deno";
+ * const t = await denoConnector({ host: "127.0.0.1", port: 6379 });
+ * t.setHandlers({
+ *   onData: (chunk) => console.log(new TextDecoder().decode(chunk)), // "+PONG\r\n"
+ *   onDrain: () => {},
+ *   onClose: (error) => console.log("closed", error),
+ * });
+ * t.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n"));
+ * ```
+ */
+export const denoConnector: Connector = async (options: ConnectOptions): Promise<Transport> => {
+  const tls = options.tls;
+  if (
+    tls?.serverName !== undefined && tls.serverName !== options.host &&
+    (tls.cert !== undefined || tls.key !== undefined)
+  ) {
+    const { nodeConnector } = await import("./node.ts");
+    return nodeConnector(options);
+  }
+  let conn: Deno.Conn;
+  try {
+    if (tls) {
+      const tlsConn = await connectTls(options);
+      try {
+        await tlsConn.handshake();
+      } catch (e) {
+        tlsConn.close();
+        throw e;
+      }
+      conn = tlsConn;
+    } else {
+      conn = await connectTcp(options);
+    }
+  } catch (e) {
+    throw socketError(e);
+  }
+  return new DenoTransport(conn, tls !== undefined);
+};
