@@ -437,3 +437,8 @@ export function zscanPage(v: RespValue): [string, ScoredMember<never>[]] {
   const a = arr(v);
   return [str(a[0] ?? "0"), scored(a[1] ?? null)];
 }
+
+/** Array of strings or nulls decoded as text. */
+export function strsOrNull(v: RespValue): (string | null)[] {
+  return arr(v).map(strOrNull);
+}

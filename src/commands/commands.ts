@@ -67,7 +67,8 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
-export type { RedisArgument } from "../resp/types.ts";
+export type { RedisArgument, RespValue } from "../resp/types.ts";
+export type { RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 export type { Transform } from "./_command.ts";
 
 const N = FLAG_NONE;
@@ -219,6 +220,23 @@ function zaddArgs(key: RedisArgument, o: ZAddOptions | undefined): RedisArgument
   if (o?.gt) args.push("GT");
   if (o?.lt) args.push("LT");
   if (o?.ch) args.push("CH");
+  return args;
+}
+
+function xclaimArgs(
+  key: RedisArgument,
+  group: RedisArgument,
+  consumer: RedisArgument,
+  minIdleTime: number,
+  ids: RedisArgument[],
+  o: XClaimOptions | undefined,
+): RedisArgument[] {
+  const args: RedisArgument[] = ["XCLAIM", key, group, consumer, minIdleTime, ...ids];
+  if (o?.idle !== undefined) args.push("IDLE", o.idle);
+  if (o?.time !== undefined) args.push("TIME", o.time);
+  if (o?.retrycount !== undefined) args.push("RETRYCOUNT", o.retrycount);
+  if (o?.force) args.push("FORCE");
+  if (o?.lastid !== undefined) args.push("LASTID", o.lastid);
   return args;
 }
 
@@ -2275,5 +2293,1168 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     const args: RedisArgument[] = ["ZSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  /**
+   * Appends an entry to a stream (XADD).
+   *
+   * @param key The stream key.
+   * @param id The entry ID, `"*"` to let the server generate it.
+   * @param fields The entry's fields and values.
+   * @param options `nomkstream`, trimming (`maxlen` or `minid`, `approximate`, `limit`).
+   * @returns The entry ID, or null with `nomkstream` when the stream does not exist.
+   */
+  xadd(
+    key: RedisArgument,
+    id: RedisArgument,
+    fields: StreamFields,
+    options?: XAddOptions,
+  ): Promise<string | null> {
+    const args: RedisArgument[] = ["XADD", key];
+    if (options?.nomkstream) args.push("NOMKSTREAM");
+    if (options) trimArgs(args, options);
+    args.push(id, ...flat(fields));
+    return this._run(args, T.strOrNull, N) as Promise<string | null>;
+  }
+
+  /**
+   * Entries in an ID range (XRANGE).
+   *
+   * @param key The stream key.
+   * @param start Smallest ID, `"-"` for the first; `"(id"` exclusive.
+   * @param end Greatest ID, `"+"` for the last.
+   * @param options `count`: at most this many.
+   * @returns The entries, oldest first.
+   */
+  xrange(
+    key: RedisArgument,
+    start: RedisArgument = "-",
+    end: RedisArgument = "+",
+    options?: { count?: number },
+  ): Promise<StreamEntry<S>[]> {
+    const args: RedisArgument[] = ["XRANGE", key, start, end];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+  }
+
+  /**
+   * Entries in an ID range, newest first (XREVRANGE).
+   *
+   * @param key The stream key.
+   * @param end Greatest ID, `"+"` for the last.
+   * @param start Smallest ID, `"-"` for the first.
+   * @param options `count`: at most this many.
+   * @returns The entries, newest first.
+   */
+  xrevrange(
+    key: RedisArgument,
+    end: RedisArgument = "+",
+    start: RedisArgument = "-",
+    options?: { count?: number },
+  ): Promise<StreamEntry<S>[]> {
+    const args: RedisArgument[] = ["XREVRANGE", key, end, start];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+  }
+
+  /**
+   * Reads entries newer than the given IDs from streams (XREAD); with `block` waits for them.
+   *
+   * @param streams Stream key -> last seen ID (`"$"` for only new entries).
+   * @param options `count`, `block` (milliseconds, 0 waits forever).
+   * @returns Entries per stream, or null when nothing arrived in time.
+   */
+  xread(streams: XReadStreams, options?: XReadOptions): Promise<StreamMessages<S>[] | null> {
+    const args: RedisArgument[] = ["XREAD"];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    const block = options?.block;
+    if (block !== undefined) args.push("BLOCK", block);
+    streamsArgs(args, streams);
+    const flags = block === undefined ? RO : RO | BL;
+    return this._run(args, T.streamMessages, flags, block) as Promise<
+      StreamMessages<S>[] | null
+    >;
+  }
+
+  /**
+   * Reads entries as a member of a consumer group (XREADGROUP); with `block` waits for them.
+   *
+   * @param group The group.
+   * @param consumer The consumer name.
+   * @param streams Stream key -> ID (`">"` for new entries, an ID for this consumer's pending).
+   * @param options `count`, `block` (milliseconds, 0 waits forever), `noack`.
+   * @returns Entries per stream, or null when nothing arrived in time.
+   */
+  xreadgroup(
+    group: RedisArgument,
+    consumer: RedisArgument,
+    streams: XReadStreams,
+    options?: XReadGroupOptions,
+  ): Promise<StreamMessages<S>[] | null> {
+    const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    const block = options?.block;
+    if (block !== undefined) args.push("BLOCK", block);
+    if (options?.noack) args.push("NOACK");
+    streamsArgs(args, streams);
+    return this._run(args, T.streamMessages, block === undefined ? N : BL, block) as Promise<
+      StreamMessages<S>[] | null
+    >;
+  }
+
+  /**
+   * Acknowledges entries of a consumer group (XACK).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param ids The entry IDs.
+   * @returns How many were acknowledged.
+   */
+  xack(key: RedisArgument, group: RedisArgument, ...ids: RedisArgument[]): Promise<number> {
+    return this._run(["XACK", key, group, ...ids], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Creates a consumer group (XGROUP CREATE).
+   *
+   * @param key The stream key.
+   * @param group The group name.
+   * @param id Last delivered ID: `"$"` for only new entries, `"0"` for all.
+   * @param options `mkstream`, `entriesRead`.
+   * @returns `"OK"`.
+   */
+  xgroupCreate(
+    key: RedisArgument,
+    group: RedisArgument,
+    id: RedisArgument,
+    options?: XGroupCreateOptions,
+  ): Promise<"OK"> {
+    const args: RedisArgument[] = ["XGROUP", "CREATE", key, group, id];
+    if (options?.mkstream) args.push("MKSTREAM");
+    if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
+    return this._run(args, T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Destroys a consumer group (XGROUP DESTROY).
+   *
+   * @param key The stream key.
+   * @param group The group name.
+   * @returns Whether the group existed.
+   */
+  xgroupDestroy(key: RedisArgument, group: RedisArgument): Promise<boolean> {
+    return this._run(["XGROUP", "DESTROY", key, group], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Creates a consumer in a group (XGROUP CREATECONSUMER).
+   *
+   * @param key The stream key.
+   * @param group The group name.
+   * @param consumer The consumer name.
+   * @returns Whether it was created (false when it existed).
+   */
+  xgroupCreateConsumer(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+  ): Promise<boolean> {
+    const args: RedisArgument[] = ["XGROUP", "CREATECONSUMER", key, group, consumer];
+    return this._run(args, T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * Deletes a consumer from a group (XGROUP DELCONSUMER).
+   *
+   * @param key The stream key.
+   * @param group The group name.
+   * @param consumer The consumer name.
+   * @returns How many pending entries the consumer had.
+   */
+  xgroupDelConsumer(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+  ): Promise<number> {
+    const args: RedisArgument[] = ["XGROUP", "DELCONSUMER", key, group, consumer];
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Sets the last delivered ID of a group (XGROUP SETID).
+   *
+   * @param key The stream key.
+   * @param group The group name.
+   * @param id The new last delivered ID (`"$"` for the last entry).
+   * @param options `entriesRead`.
+   * @returns `"OK"`.
+   */
+  xgroupSetId(
+    key: RedisArgument,
+    group: RedisArgument,
+    id: RedisArgument,
+    options?: { entriesRead?: number },
+  ): Promise<"OK"> {
+    const args: RedisArgument[] = ["XGROUP", "SETID", key, group, id];
+    if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
+    return this._run(args, T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Trims a stream (XTRIM).
+   *
+   * @param key The stream key.
+   * @param options `maxlen` or `minid`, `approximate`, `limit`.
+   * @returns How many entries were deleted.
+   */
+  xtrim(key: RedisArgument, options: StreamTrimOptions): Promise<number> {
+    if (options.maxlen === undefined && options.minid === undefined) {
+      throw new TypeError("Cannot run XTRIM: give either maxlen or minid");
+    }
+    const args: RedisArgument[] = ["XTRIM", key];
+    trimArgs(args, options);
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The number of entries of a stream (XLEN).
+   *
+   * @param key The stream key.
+   * @returns The length.
+   */
+  xlen(key: RedisArgument): Promise<number> {
+    return this._run(["XLEN", key], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Deletes entries (XDEL).
+   *
+   * @param key The stream key.
+   * @param ids The entry IDs.
+   * @returns How many were deleted.
+   */
+  xdel(key: RedisArgument, ...ids: RedisArgument[]): Promise<number> {
+    return this._run(["XDEL", key, ...ids], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Summary of a group's pending entries (XPENDING key group).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @returns Count, ID range and pending count per consumer.
+   */
+  xpending(key: RedisArgument, group: RedisArgument): Promise<PendingSummary> {
+    return this._run(["XPENDING", key, group], T.pendingSummary, RO) as Promise<PendingSummary>;
+  }
+
+  /**
+   * Details of a group's pending entries (XPENDING key group [IDLE] start end count [consumer]).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param options `start`, `end`, `count`, `consumer`, `idle`.
+   * @returns One entry per pending message.
+   */
+  xpendingRange(
+    key: RedisArgument,
+    group: RedisArgument,
+    options: XPendingRangeOptions,
+  ): Promise<PendingEntry[]> {
+    const args: RedisArgument[] = ["XPENDING", key, group];
+    if (options.idle !== undefined) args.push("IDLE", options.idle);
+    args.push(options.start ?? "-", options.end ?? "+", options.count);
+    if (options.consumer !== undefined) args.push(options.consumer);
+    return this._run(args, T.pendingEntries, RO) as Promise<PendingEntry[]>;
+  }
+
+  /**
+   * Changes the owner of pending entries (XCLAIM).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param consumer The new owner.
+   * @param minIdleTime Only entries idle at least this many milliseconds.
+   * @param ids The entry IDs.
+   * @param options `idle`, `time`, `retrycount`, `force`, `lastid`.
+   * @returns The claimed entries.
+   */
+  xclaim(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+    minIdleTime: number,
+    ids: RedisArgument[],
+    options?: XClaimOptions,
+  ): Promise<StreamEntry<S>[]> {
+    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    return this._run(args, T.streamEntries, N) as Promise<StreamEntry<S>[]>;
+  }
+
+  /**
+   * Changes the owner of pending entries, returning only IDs (XCLAIM ... JUSTID).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param consumer The new owner.
+   * @param minIdleTime Only entries idle at least this many milliseconds.
+   * @param ids The entry IDs.
+   * @param options `idle`, `time`, `retrycount`, `force`, `lastid`.
+   * @returns The claimed IDs.
+   */
+  xclaimJustId(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+    minIdleTime: number,
+    ids: RedisArgument[],
+    options?: XClaimOptions,
+  ): Promise<string[]> {
+    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    args.push("JUSTID");
+    return this._run(args, T.strs, N) as Promise<string[]>;
+  }
+
+  /**
+   * Claims pending entries idle for long enough, scanning from a cursor (XAUTOCLAIM).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param consumer The new owner.
+   * @param minIdleTime Only entries idle at least this many milliseconds.
+   * @param start Cursor: `"0-0"` to start.
+   * @param options `count` (default 100 on the server).
+   * @returns The next cursor, the claimed entries and the IDs found deleted.
+   */
+  xautoclaim(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+    minIdleTime: number,
+    start: RedisArgument,
+    options?: { count?: number },
+  ): Promise<XAutoClaimResult<S>> {
+    const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    return this._run(args, T.autoclaim, N) as Promise<XAutoClaimResult<S>>;
+  }
+
+  /**
+   * Like `xautoclaim`, returning only IDs (XAUTOCLAIM ... JUSTID).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @param consumer The new owner.
+   * @param minIdleTime Only entries idle at least this many milliseconds.
+   * @param start Cursor: `"0-0"` to start.
+   * @param options `count` (default 100 on the server).
+   * @returns The next cursor, the claimed IDs and the IDs found deleted.
+   */
+  xautoclaimJustId(
+    key: RedisArgument,
+    group: RedisArgument,
+    consumer: RedisArgument,
+    minIdleTime: number,
+    start: RedisArgument,
+    options?: { count?: number },
+  ): Promise<XAutoClaimJustIdResult> {
+    const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
+    if (options?.count !== undefined) args.push("COUNT", options.count);
+    args.push("JUSTID");
+    return this._run(args, T.autoclaimJustId, N) as Promise<XAutoClaimJustIdResult>;
+  }
+
+  /**
+   * Information about a stream (XINFO STREAM). `first-entry` and `last-entry` are
+   * `StreamEntry` objects; other values as the server sends them.
+   *
+   * @param key The stream key.
+   * @returns A record of the server's fields (`length`, `groups`, `last-generated-id`, ...).
+   */
+  xinfoStream(key: RedisArgument): Promise<Record<string, unknown>> {
+    return this._run(["XINFO", "STREAM", key], T.xinfoStream, RO) as Promise<
+      Record<string, unknown>
+    >;
+  }
+
+  /**
+   * The consumer groups of a stream (XINFO GROUPS).
+   *
+   * @param key The stream key.
+   * @returns One record per group (`name`, `consumers`, `pending`, `last-delivered-id`, ...).
+   */
+  xinfoGroups(key: RedisArgument): Promise<Record<string, RespValue>[]> {
+    return this._run(["XINFO", "GROUPS", key], T.records, RO) as Promise<
+      Record<string, RespValue>[]
+    >;
+  }
+
+  /**
+   * The consumers of a group (XINFO CONSUMERS).
+   *
+   * @param key The stream key.
+   * @param group The group.
+   * @returns One record per consumer (`name`, `pending`, `idle`, ...).
+   */
+  xinfoConsumers(key: RedisArgument, group: RedisArgument): Promise<Record<string, RespValue>[]> {
+    return this._run(["XINFO", "CONSUMERS", key, group], T.records, RO) as Promise<
+      Record<string, RespValue>[]
+    >;
+  }
+
+  // ---------------------------------------------------------------- bitmaps
+
+  /**
+   * Sets or clears a bit (SETBIT).
+   *
+   * @param key The key.
+   * @param offset Bit offset.
+   * @param value 0 or 1.
+   * @returns The previous bit.
+   */
+  setbit(key: RedisArgument, offset: number, value: 0 | 1): Promise<number> {
+    return this._run(["SETBIT", key, offset, value], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Reads a bit (GETBIT).
+   *
+   * @param key The key.
+   * @param offset Bit offset.
+   * @returns 0 or 1.
+   */
+  getbit(key: RedisArgument, offset: number): Promise<number> {
+    return this._run(["GETBIT", key, offset], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Counts set bits (BITCOUNT).
+   *
+   * @param key The key.
+   * @param options `start`, `end`, `mode` (`"BYTE"` or `"BIT"`).
+   * @returns The number of bits set to 1.
+   */
+  bitcount(key: RedisArgument, options?: BitRangeOptions): Promise<number> {
+    return this._run(bitRange(["BITCOUNT", key], options), T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * The position of the first bit set to 0 or 1 (BITPOS).
+   *
+   * @param key The key.
+   * @param bit 0 or 1.
+   * @param options `start`, `end`, `mode`.
+   * @returns The position, or -1.
+   */
+  bitpos(key: RedisArgument, bit: 0 | 1, options?: BitRangeOptions): Promise<number> {
+    return this._run(bitRange(["BITPOS", key, bit], options), T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * A bitwise operation between strings (BITOP).
+   *
+   * @param operation `AND`, `OR`, `XOR` or `NOT` (one source key).
+   * @param destination Where to store the result.
+   * @param keys The source keys.
+   * @returns The length of the result in bytes.
+   */
+  bitop(
+    operation: "AND" | "OR" | "XOR" | "NOT",
+    destination: RedisArgument,
+    ...keys: RedisArgument[]
+  ): Promise<number> {
+    return this._run(["BITOP", operation, destination, ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Reads and writes integers of arbitrary width inside a string (BITFIELD).
+   *
+   * @param key The key.
+   * @param operations `GET`, `SET`, `INCRBY` and `OVERFLOW` operations, in order.
+   * @returns One result per GET/SET/INCRBY; null for an INCRBY stopped by `OVERFLOW FAIL`.
+   */
+  bitfield(key: RedisArgument, operations: BitfieldOperation[]): Promise<(number | null)[]> {
+    const args: RedisArgument[] = ["BITFIELD", key];
+    let readOnly = true;
+    for (const o of operations) {
+      switch (o.op) {
+        case "GET":
+          args.push("GET", o.type, o.offset);
+          break;
+        case "SET":
+          args.push("SET", o.type, o.offset, o.value);
+          readOnly = false;
+          break;
+        case "INCRBY":
+          args.push("INCRBY", o.type, o.offset, o.increment);
+          readOnly = false;
+          break;
+        case "OVERFLOW":
+          args.push("OVERFLOW", o.behavior);
+          break;
+      }
+    }
+    return this._run(args, T.numsOrNull, readOnly ? RO : N) as Promise<(number | null)[]>;
+  }
+
+  // ------------------------------------------------------------ hyperloglog
+
+  /**
+   * Adds elements to a HyperLogLog (PFADD).
+   *
+   * @param key The key.
+   * @param elements The elements.
+   * @returns Whether the estimate changed.
+   */
+  pfadd(key: RedisArgument, ...elements: RedisArgument[]): Promise<boolean> {
+    return this._run(["PFADD", key, ...elements], T.bool, N) as Promise<boolean>;
+  }
+
+  /**
+   * The estimated cardinality of the union of HyperLogLogs (PFCOUNT).
+   *
+   * @param keys The keys.
+   * @returns The estimate.
+   */
+  pfcount(...keys: RedisArgument[]): Promise<number> {
+    return this._run(["PFCOUNT", ...keys], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Merges HyperLogLogs (PFMERGE).
+   *
+   * @param destination Where to store the union.
+   * @param sources The keys to merge.
+   * @returns `"OK"`.
+   */
+  pfmerge(destination: RedisArgument, ...sources: RedisArgument[]): Promise<"OK"> {
+    return this._run(["PFMERGE", destination, ...sources], T.ok, N) as Promise<"OK">;
+  }
+
+  // -------------------------------------------------------------------- geo
+
+  /**
+   * Adds positions to a geo set (GEOADD).
+   *
+   * @param key The key.
+   * @param members One `{ longitude, latitude, member }` or several.
+   * @param options `nx`, `xx`, `ch`.
+   * @returns How many were added (or changed, with `ch`).
+   */
+  geoadd(
+    key: RedisArgument,
+    members: GeoMember | GeoMember[],
+    options?: GeoAddOptions,
+  ): Promise<number> {
+    const args: RedisArgument[] = ["GEOADD", key];
+    if (options?.nx) args.push("NX");
+    if (options?.xx) args.push("XX");
+    if (options?.ch) args.push("CH");
+    for (const m of list(members)) args.push(m.longitude, m.latitude, m.member);
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * The distance between two members (GEODIST).
+   *
+   * @param key The key.
+   * @param member1 The first member.
+   * @param member2 The second member.
+   * @param unit The unit. @default {"m"}
+   * @returns The distance, or null when a member is missing.
+   */
+  geodist(
+    key: RedisArgument,
+    member1: RedisArgument,
+    member2: RedisArgument,
+    unit?: GeoUnit,
+  ): Promise<number | null> {
+    const args: RedisArgument[] = ["GEODIST", key, member1, member2];
+    if (unit) args.push(unit);
+    return this._run(args, T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * Geohash strings of members (GEOHASH).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns One 11-character geohash or null per member.
+   */
+  geohash(key: RedisArgument, ...members: RedisArgument[]): Promise<(string | null)[]> {
+    return this._run(["GEOHASH", key, ...members], T.strsOrNull, RO) as Promise<
+      (string | null)[]
+    >;
+  }
+
+  /**
+   * Positions of members (GEOPOS).
+   *
+   * @param key The key.
+   * @param members The members.
+   * @returns One position or null per member.
+   */
+  geopos(key: RedisArgument, ...members: RedisArgument[]): Promise<(GeoPosition | null)[]> {
+    return this._run(["GEOPOS", key, ...members], T.geoPositions, RO) as Promise<
+      (GeoPosition | null)[]
+    >;
+  }
+
+  /**
+   * Members inside a circle or box (GEOSEARCH).
+   *
+   * @param key The key.
+   * @param options `from`, `by`, `order`, `count`, `any`.
+   * @returns The members.
+   */
+  geosearch(key: RedisArgument, options: GeoSearchOptions): Promise<S[]> {
+    const args: RedisArgument[] = ["GEOSEARCH", key];
+    geoSearchArgs(args, options);
+    return this._run(args, T.arr, RO) as Promise<S[]>;
+  }
+
+  /**
+   * Members inside a circle or box, with distance, hash and/or position (GEOSEARCH ... WITH*).
+   *
+   * @param key The key.
+   * @param options `from`, `by`, `order`, `count`, `any`.
+   * @param withOptions `withDist`, `withHash`, `withCoord`.
+   * @returns The members with the requested data.
+   */
+  geosearchWith(
+    key: RedisArgument,
+    options: GeoSearchOptions,
+    withOptions: GeoSearchWith,
+  ): Promise<GeoSearchEntry<S>[]> {
+    const args: RedisArgument[] = ["GEOSEARCH", key];
+    geoSearchArgs(args, options);
+    const d = withOptions.withDist === true;
+    const h = withOptions.withHash === true;
+    const c = withOptions.withCoord === true;
+    if (c) args.push("WITHCOORD");
+    if (d) args.push("WITHDIST");
+    if (h) args.push("WITHHASH");
+    return this._run(args, T.geoSearchWith(d, h, c), RO) as Promise<GeoSearchEntry<S>[]>;
+  }
+
+  /**
+   * Stores the members inside a circle or box (GEOSEARCHSTORE).
+   *
+   * @param destination Where to store them.
+   * @param source The geo set to search.
+   * @param options `from`, `by`, `order`, `count`, `any`, `storeDist` (store distances as scores).
+   * @returns The number of stored members.
+   */
+  geosearchstore(
+    destination: RedisArgument,
+    source: RedisArgument,
+    options: GeoSearchOptions & { storeDist?: boolean },
+  ): Promise<number> {
+    const args: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
+    geoSearchArgs(args, options);
+    if (options.storeDist) args.push("STOREDIST");
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  // -------------------------------------------------------------- scripting
+
+  /**
+   * Runs a Lua script (EVAL).
+   *
+   * @param script The script source.
+   * @param keys Key names (`KEYS[]`).
+   * @param args Other arguments (`ARGV[]`).
+   * @returns The script's reply, as a raw value.
+   */
+  eval(script: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    return this._run(["EVAL", script, keys.length, ...keys, ...args], undefined, N) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * Runs a cached Lua script by its SHA-1 (EVALSHA).
+   *
+   * @param sha1 The script digest.
+   * @param keys Key names (`KEYS[]`).
+   * @param args Other arguments (`ARGV[]`).
+   * @returns The script's reply, as a raw value.
+   */
+  evalsha(
+    sha1: string,
+    keys: RedisArgument[] = [],
+    args: RedisArgument[] = [],
+  ): Promise<RespValue> {
+    return this._run(["EVALSHA", sha1, keys.length, ...keys, ...args], undefined, N) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * Runs a read-only Lua script (EVAL_RO).
+   *
+   * @param script The script source.
+   * @param keys Key names (`KEYS[]`).
+   * @param args Other arguments (`ARGV[]`).
+   * @returns The script's reply, as a raw value.
+   */
+  evalRo(
+    script: string,
+    keys: RedisArgument[] = [],
+    args: RedisArgument[] = [],
+  ): Promise<RespValue> {
+    return this._run(["EVAL_RO", script, keys.length, ...keys, ...args], undefined, RO) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * Runs a cached read-only Lua script by its SHA-1 (EVALSHA_RO).
+   *
+   * @param sha1 The script digest.
+   * @param keys Key names (`KEYS[]`).
+   * @param args Other arguments (`ARGV[]`).
+   * @returns The script's reply, as a raw value.
+   */
+  evalshaRo(
+    sha1: string,
+    keys: RedisArgument[] = [],
+    args: RedisArgument[] = [],
+  ): Promise<RespValue> {
+    const cmd: RedisArgument[] = ["EVALSHA_RO", sha1, keys.length, ...keys, ...args];
+    return this._run(cmd, undefined, RO) as Promise<RespValue>;
+  }
+
+  /**
+   * Runs a Lua script by its SHA-1 and sends the source only when the server does not have it
+   * cached yet (EVALSHA, then EVAL on a `NOSCRIPT` error). Not available in pipelines.
+   *
+   * @param script The script source.
+   * @param keys Key names (`KEYS[]`).
+   * @param args Other arguments (`ARGV[]`).
+   * @returns The script's reply, as a raw value.
+   */
+  async evalScript(
+    script: string,
+    keys: RedisArgument[] = [],
+    args: RedisArgument[] = [],
+  ): Promise<RespValue> {
+    try {
+      return await this.evalsha(sha1Hex(script), keys, args);
+    } catch (e) {
+      if (e instanceof ReplyError && e.prefix === "NOSCRIPT") {
+        return await this.eval(script, keys, args);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Loads a script into the script cache (SCRIPT LOAD).
+   *
+   * @param script The script source.
+   * @returns Its SHA-1 digest.
+   */
+  scriptLoad(script: string): Promise<string> {
+    return this._run(["SCRIPT", "LOAD", script], T.str, N) as Promise<string>;
+  }
+
+  /**
+   * Whether scripts are cached (SCRIPT EXISTS).
+   *
+   * @param sha1s The digests.
+   * @returns One boolean per digest.
+   */
+  scriptExists(...sha1s: string[]): Promise<boolean[]> {
+    return this._run(["SCRIPT", "EXISTS", ...sha1s], T.bools, N) as Promise<boolean[]>;
+  }
+
+  /**
+   * Empties the script cache (SCRIPT FLUSH).
+   *
+   * @param options `async`: flush in the background (`ASYNC`) or not (`SYNC`).
+   * @returns `"OK"`.
+   */
+  scriptFlush(options?: FlushOptions): Promise<"OK"> {
+    return this._run(flushArg(["SCRIPT", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Calls a function (FCALL).
+   *
+   * @param fn The function name.
+   * @param keys Key names.
+   * @param args Other arguments.
+   * @returns The function's reply, as a raw value.
+   */
+  fcall(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    return this._run(["FCALL", fn, keys.length, ...keys, ...args], undefined, N) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * Calls a read-only function (FCALL_RO).
+   *
+   * @param fn The function name.
+   * @param keys Key names.
+   * @param args Other arguments.
+   * @returns The function's reply, as a raw value.
+   */
+  fcallRo(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    return this._run(["FCALL_RO", fn, keys.length, ...keys, ...args], undefined, RO) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * Loads a function library (FUNCTION LOAD).
+   *
+   * @param code The library source, starting with `#!lua name=...`.
+   * @param options `replace`: replace an existing library.
+   * @returns The library name.
+   */
+  functionLoad(code: string, options?: { replace?: boolean }): Promise<string> {
+    const args: RedisArgument[] = ["FUNCTION", "LOAD"];
+    if (options?.replace) args.push("REPLACE");
+    args.push(code);
+    return this._run(args, T.str, N) as Promise<string>;
+  }
+
+  /**
+   * Deletes a function library (FUNCTION DELETE).
+   *
+   * @param library The library name.
+   * @returns `"OK"`.
+   */
+  functionDelete(library: string): Promise<"OK"> {
+    return this._run(["FUNCTION", "DELETE", library], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Deletes all function libraries (FUNCTION FLUSH).
+   *
+   * @param options `async`: flush in the background (`ASYNC`) or not (`SYNC`).
+   * @returns `"OK"`.
+   */
+  functionFlush(options?: FlushOptions): Promise<"OK"> {
+    return this._run(flushArg(["FUNCTION", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Lists function libraries (FUNCTION LIST).
+   *
+   * @param options `libraryName` (a pattern), `withCode`.
+   * @returns The libraries with their functions.
+   */
+  functionList(options?: { libraryName?: string; withCode?: boolean }): Promise<FunctionLibrary[]> {
+    const args: RedisArgument[] = ["FUNCTION", "LIST"];
+    if (options?.libraryName !== undefined) args.push("LIBRARYNAME", options.libraryName);
+    if (options?.withCode) args.push("WITHCODE");
+    return this._run(args, T.functionList, N) as Promise<FunctionLibrary[]>;
+  }
+
+  // ------------------------------------------------------ server/connection
+
+  /**
+   * Pings the server (PING).
+   *
+   * @returns `"PONG"`.
+   */
+  ping(): Promise<string>;
+  /**
+   * Pings the server with a message (PING message).
+   *
+   * @param message The message to echo.
+   * @returns The message.
+   */
+  ping(message: RedisArgument): Promise<S>;
+  /**
+   * Pings the server (PING).
+   *
+   * @param message An optional message to echo.
+   * @returns `"PONG"`, or the message.
+   */
+  ping(message?: RedisArgument): Promise<string | S>;
+  ping(message?: RedisArgument): Promise<string | S> {
+    if (message === undefined) return this._run(["PING"], T.str, N) as Promise<string>;
+    return this._run(["PING", message], undefined, N) as Promise<S>;
+  }
+
+  /**
+   * Echoes a message (ECHO).
+   *
+   * @param message The message.
+   * @returns The message.
+   */
+  echo(message: RedisArgument): Promise<S> {
+    return this._run(["ECHO", message], undefined, N) as Promise<S>;
+  }
+
+  /**
+   * Server information (INFO), parsed.
+   *
+   * @param sections Sections to return (`"server"`, `"memory"`, `"all"`, ...); default ones if none.
+   * @returns Section name (lowercase) -> field -> value.
+   */
+  info(...sections: string[]): Promise<Record<string, Record<string, string>>> {
+    return this._run(["INFO", ...sections], T.info, N) as Promise<
+      Record<string, Record<string, string>>
+    >;
+  }
+
+  /**
+   * The number of keys in the current database (DBSIZE).
+   *
+   * @returns The number of keys.
+   */
+  dbsize(): Promise<number> {
+    return this._run(["DBSIZE"], T.num, RO) as Promise<number>;
+  }
+
+  /**
+   * Deletes all keys of the current database (FLUSHDB).
+   *
+   * @param options `async`: flush in the background (`ASYNC`) or not (`SYNC`).
+   * @returns `"OK"`.
+   */
+  flushdb(options?: FlushOptions): Promise<"OK"> {
+    return this._run(flushArg(["FLUSHDB"], options), T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Deletes all keys of all databases (FLUSHALL).
+   *
+   * @param options `async`: flush in the background (`ASYNC`) or not (`SYNC`).
+   * @returns `"OK"`.
+   */
+  flushall(options?: FlushOptions): Promise<"OK"> {
+    return this._run(flushArg(["FLUSHALL"], options), T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * The server time (TIME).
+   *
+   * @returns Unix seconds and the microseconds within the second.
+   */
+  time(): Promise<{ seconds: number; microseconds: number }> {
+    return this._run(["TIME"], T.time, N) as Promise<{ seconds: number; microseconds: number }>;
+  }
+
+  /**
+   * The Unix time of the last successful save (LASTSAVE).
+   *
+   * @returns Unix seconds.
+   */
+  lastsave(): Promise<number> {
+    return this._run(["LASTSAVE"], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * This connection's ID (CLIENT ID). On a pooled client any connection may answer.
+   *
+   * @returns The ID.
+   */
+  clientId(): Promise<number> {
+    return this._run(["CLIENT", "ID"], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Names this connection (CLIENT SETNAME).
+   *
+   * @param name The name (no spaces); empty to clear.
+   * @returns `"OK"`.
+   */
+  clientSetName(name: string): Promise<"OK"> {
+    return this._run(["CLIENT", "SETNAME", name], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * This connection's name (CLIENT GETNAME).
+   *
+   * @returns The name, or null.
+   */
+  clientGetName(): Promise<string | null> {
+    return this._run(["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<string | null>;
+  }
+
+  /**
+   * The connected clients (CLIENT LIST), parsed.
+   *
+   * @param options `type` (`normal`, `master`, `replica`, `pubsub`) or `id`s.
+   * @returns One record per client (`id`, `addr`, `name`, `db`, `cmd`, ...).
+   */
+  clientList(
+    options?: { type?: "normal" | "master" | "replica" | "pubsub"; id?: number[] },
+  ): Promise<Record<string, string>[]> {
+    const args: RedisArgument[] = ["CLIENT", "LIST"];
+    if (options?.type) args.push("TYPE", options.type);
+    if (options?.id) args.push("ID", ...options.id);
+    return this._run(args, T.clientList, N) as Promise<Record<string, string>[]>;
+  }
+
+  /**
+   * This connection's information (CLIENT INFO), parsed.
+   *
+   * @returns A record (`id`, `addr`, `name`, `db`, ...).
+   */
+  clientInfo(): Promise<Record<string, string>> {
+    return this._run(["CLIENT", "INFO"], T.clientInfo, N) as Promise<Record<string, string>>;
+  }
+
+  /**
+   * Closes client connections matching filters (CLIENT KILL filter ...).
+   *
+   * @param filters `id`, `type`, `user`, `addr`, `laddr`, `skipme`, `maxage`.
+   * @returns How many connections were closed.
+   */
+  clientKill(filters: ClientKillFilters): Promise<number> {
+    const args: RedisArgument[] = ["CLIENT", "KILL"];
+    if (filters.id !== undefined) args.push("ID", filters.id);
+    if (filters.type !== undefined) args.push("TYPE", filters.type);
+    if (filters.user !== undefined) args.push("USER", filters.user);
+    if (filters.addr !== undefined) args.push("ADDR", filters.addr);
+    if (filters.laddr !== undefined) args.push("LADDR", filters.laddr);
+    if (filters.skipme !== undefined) args.push("SKIPME", filters.skipme ? "yes" : "no");
+    if (filters.maxage !== undefined) args.push("MAXAGE", filters.maxage);
+    if (args.length === 2) throw new TypeError("Cannot run CLIENT KILL: give at least one filter");
+    return this._run(args, T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Configuration parameters (CONFIG GET).
+   *
+   * @param patterns Parameter names or glob patterns.
+   * @returns Parameter -> value.
+   */
+  configGet(...patterns: string[]): Promise<Record<string, string>> {
+    return this._run(["CONFIG", "GET", ...patterns], T.strRecord, N) as Promise<
+      Record<string, string>
+    >;
+  }
+
+  /**
+   * Sets configuration parameters (CONFIG SET).
+   *
+   * @param parameters Parameter -> value.
+   * @returns `"OK"`.
+   */
+  configSet(parameters: Record<string, RedisArgument>): Promise<"OK"> {
+    return this._run(["CONFIG", "SET", ...flat(parameters)], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Resets the statistics of INFO (CONFIG RESETSTAT).
+   *
+   * @returns `"OK"`.
+   */
+  configResetStat(): Promise<"OK"> {
+    return this._run(["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
+  }
+
+  /**
+   * Waits until earlier writes of this connection reach replicas (WAIT). Blocking.
+   *
+   * @param numReplicas How many replicas must acknowledge.
+   * @param timeout Milliseconds to wait; 0 waits forever.
+   * @returns How many replicas acknowledged.
+   */
+  wait(numReplicas: number, timeout: number): Promise<number> {
+    return this._run(["WAIT", numReplicas, timeout], T.num, BL, timeout) as Promise<number>;
+  }
+
+  /**
+   * Waits until earlier writes are fsynced to the AOF locally and on replicas (WAITAOF, Redis
+   * 7.2). Blocking.
+   *
+   * @param numLocal 0 or 1: whether the local AOF must be synced.
+   * @param numReplicas How many replicas must confirm.
+   * @param timeout Milliseconds to wait; 0 waits forever.
+   * @returns `[local, replicas]`: how many confirmed.
+   */
+  waitaof(numLocal: number, numReplicas: number, timeout: number): Promise<[number, number]> {
+    const args: RedisArgument[] = ["WAITAOF", numLocal, numReplicas, timeout];
+    return this._run(args, T.nums, BL, timeout) as Promise<[number, number]>;
+  }
+
+  /**
+   * Publishes a message (PUBLISH).
+   *
+   * @param channel The channel.
+   * @param message The message.
+   * @returns How many subscribers received it (on this node).
+   */
+  publish(channel: RedisArgument, message: RedisArgument): Promise<number> {
+    return this._run(["PUBLISH", channel, message], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Publishes a message to a shard channel (SPUBLISH).
+   *
+   * @param channel The shard channel.
+   * @param message The message.
+   * @returns How many subscribers received it.
+   */
+  spublish(channel: RedisArgument, message: RedisArgument): Promise<number> {
+    return this._run(["SPUBLISH", channel, message], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Active channels (PUBSUB CHANNELS).
+   *
+   * @param pattern Only channels matching this glob pattern.
+   * @returns The channel names.
+   */
+  pubsubChannels(pattern?: string): Promise<S[]> {
+    const args: RedisArgument[] = ["PUBSUB", "CHANNELS"];
+    if (pattern !== undefined) args.push(pattern);
+    return this._run(args, T.arr, N) as Promise<S[]>;
+  }
+
+  /**
+   * Subscriber counts of channels (PUBSUB NUMSUB).
+   *
+   * @param channels The channels.
+   * @returns Channel -> number of subscribers.
+   */
+  pubsubNumsub(...channels: string[]): Promise<Record<string, number>> {
+    return this._run(["PUBSUB", "NUMSUB", ...channels], T.numRecord, N) as Promise<
+      Record<string, number>
+    >;
+  }
+
+  /**
+   * The number of pattern subscriptions (PUBSUB NUMPAT).
+   *
+   * @returns The count.
+   */
+  pubsubNumpat(): Promise<number> {
+    return this._run(["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
+  }
+
+  /**
+   * Memory used by a key and its value (MEMORY USAGE).
+   *
+   * @param key The key.
+   * @param options `samples`: nested values to sample (0 = all).
+   * @returns Bytes, or null for a missing key.
+   */
+  memoryUsage(key: RedisArgument, options?: { samples?: number }): Promise<number | null> {
+    const args: RedisArgument[] = ["MEMORY", "USAGE", key];
+    if (options?.samples !== undefined) args.push("SAMPLES", options.samples);
+    return this._run(args, T.numOrNull, RO) as Promise<number | null>;
+  }
+
+  /**
+   * Swaps two databases (SWAPDB).
+   *
+   * @param index1 The first database.
+   * @param index2 The second database.
+   * @returns `"OK"`.
+   */
+  swapdb(index1: number, index2: number): Promise<"OK"> {
+    return this._run(["SWAPDB", index1, index2], T.ok, N) as Promise<"OK">;
   }
 }
