@@ -1,9 +1,43 @@
 /**
- * `@edge/redis`: a maintenance-aware Redis client for Deno and Bun.
+ * `@edge/redis`: a Redis client for Deno and Bun on the runtime's raw sockets, with no
+ * dependencies. This entry has the standalone {@linkcode RedisClient}, the error classes and
+ * the shared types.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisClient } from "@edge/redis";
+ * await using client = new RedisClient({ url: "redis://127.0.0.1:6379" });
+ * await client.set("k", "v");
+ * console.log(await client.get("k")); // "v"
+ * ```
  *
  * @module
  */
 export * from "./src/errors.ts";
+export {
+  RedisClient,
+  type RedisClientEventName,
+  type ScanIteratorOptions,
+  type SendCommandOptions,
+  WatchSession,
+} from "./src/client/redis_client.ts";
+export {
+  type ClientMaintenanceOptions,
+  parseRedisUrl,
+  type RedisClientOptions,
+} from "./src/client/options.ts";
+export { type ChainedCommands, Pipeline, Transaction } from "./src/client/pipeline.ts";
+export {
+  type PubSubListener,
+  type PubSubMessage,
+  Subscription,
+  type SubscriptionKind,
+} from "./src/client/subscription.ts";
+export { RedisCommands } from "./src/commands/commands.ts";
+export type * from "./src/commands/types.ts";
+export type { Transform } from "./src/commands/_command.ts";
+export { type Logger, silentLogger } from "./src/logger.ts";
+export { backoffDelay, type BackoffOptions } from "./src/resilience/backoff.ts";
 export type { RedisArgument, RespValue } from "./src/resp/types.ts";
 export type {
   ConnectOptions,

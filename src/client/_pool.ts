@@ -1,6 +1,7 @@
 // A small, bounded, lazy pool of exclusive connections for blocking commands and WATCH.
 import { ClosedError } from "../errors.ts";
 import type { Connection } from "../connection/connection.ts";
+import { startTimer, stopTimer } from "../_resources.ts";
 
 interface Idle {
   conn: Connection;
@@ -110,7 +111,7 @@ export class ExclusivePool {
 
   #armSweep(): void {
     if (this.#sweep !== undefined || this.#idleTimeout <= 0) return;
-    this.#sweep = setTimeout(() => {
+    this.#sweep = startTimer(() => {
       this.#sweep = undefined;
       const now = Date.now();
       for (let i = this.#idle.length - 1; i >= 0; i--) {
@@ -126,7 +127,7 @@ export class ExclusivePool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#sweep);
+    stopTimer(this.#sweep);
     this.#sweep = undefined;
     for (const w of this.#waiters.splice(0)) {
       w.reject(new ClosedError("Cannot borrow a connection: the client is closed"));

@@ -5,6 +5,7 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
+import type { ScoredMember } from "../commands/types.ts";
 import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
 import { Connection, type ConnectionHooks, type Endpoint } from "../connection/connection.ts";
 import { ClosedError, TimeoutError } from "../errors.ts";
@@ -557,12 +558,12 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    *
    * @param key The sorted set.
    * @param options Pattern, count hint.
-   * @returns An async iterator of `[member, score]`.
+   * @returns An async iterator of `{ member, score }`.
    */
   async *zscan(
     key: RedisArgument,
     options: ScanIteratorOptions = {},
-  ): AsyncIterableIterator<[string, number]> {
+  ): AsyncIterableIterator<ScoredMember> {
     let cursor = "0";
     do {
       const [next, entries] = await this.zscanPage(key, cursor, options);

@@ -22,6 +22,7 @@ import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
 import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
 import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
+import { countSocket, startTimer, stopTimer } from "../_resources.ts";
 
 /** Internal flag: the command gets no reply slot (subscribe family on RESP3 / RESP2 subscriber). */
 export const FLAG_NO_REPLY = 256;
@@ -122,6 +123,8 @@ export interface ConnectionOptions {
 /** @internal A command in a queue. */
 interface Pending {
   args: RedisArgument[] | undefined;
+  /** The command name (first argument), kept for error messages after `args` is released. */
+  cmd: RedisArgument | undefined;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   transform: Transform | undefined;
@@ -177,7 +180,10 @@ const PUBSUB_KINDS = new Set([
 ]);
 
 function commandName(args: RedisArgument[] | undefined): string {
-  const a = args?.[0];
+  return nameOf(args?.[0]);
+}
+
+function nameOf(a: RedisArgument | undefined): string {
   if (a === undefined) return "?";
   return typeof a === "string" ? a.toUpperCase() : typeof a === "number" ? String(a) : "?";
 }
@@ -226,6 +232,8 @@ export class Connection {
   #endpoint: Endpoint;
   #pinned: Endpoint | undefined;
   readonly #label: string;
+  readonly #flushCb = (): void => this.#flush();
+  readonly #timerCb = (): void => this.#onTimer();
 
   /**
    * Creates a connection; it opens its socket on the first command or on `connect()`.
@@ -237,8 +245,6 @@ export class Connection {
     this.#now = options.now ?? Date.now;
     this.#endpoint = options.endpoint;
     this.#label = options.label ?? "connection";
-    this.#flush = this.#flush.bind(this);
-    this.#onTimer = this.#onTimer.bind(this);
   }
 
   /** The endpoint the connection is (or will be) connected to. */
@@ -295,7 +301,7 @@ export class Connection {
     }
     if (this.#connectPromise) return this.#connectPromise;
     if (this.#state === STATE_WAITING) {
-      clearTimeout(this.#reconnectTimer);
+      stopTimer(this.#reconnectTimer);
       this.#reconnectTimer = undefined;
     }
     this.#connectPromise = this.#open().finally(() => {
@@ -356,6 +362,7 @@ export class Connection {
     const t = timeout ?? this.#o.commandTimeout;
     const p: Pending = {
       args,
+      cmd: args[0],
       resolve,
       reject,
       transform,
@@ -394,7 +401,7 @@ export class Connection {
     this.#unsent.push(p);
     if (!this.#flushScheduled && !this.#hold && !this.#blocked) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flush);
+      queueMicrotask(this.#flushCb);
     }
   }
 
@@ -422,7 +429,7 @@ export class Connection {
       if (timeoutFor !== undefined) t = timeoutFor(t, false);
       if (t > 0) {
         p.deadline = now + t;
-        if (this.#timer === undefined) this.#armTimer(p.deadline);
+        if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
       } else {
         p.deadline = 0;
       }
@@ -438,7 +445,7 @@ export class Connection {
     }
     if (this.#unsent.length > 0 && !this.#blocked && !this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flush);
+      queueMicrotask(this.#flushCb);
     }
   }
 
@@ -549,7 +556,7 @@ export class Connection {
       p.done = true;
       p.reject(
         error instanceof ConnectionError || error instanceof ProtocolError ? error : new ConnectionError(
-          `Cannot get the reply to "${commandName(p.args)}": the connection to "${
+          `Cannot get the reply to "${nameOf(p.cmd)}": the connection to "${
             formatEndpoint(link.endpoint)
           }" was lost`,
           { cause: error },
@@ -611,7 +618,7 @@ export class Connection {
     const delay = this.#attempt === 0 ? 0 : backoffDelay(this.#attempt - 1, this.#o.reconnect);
     this.#attempt++;
     this.#o.hooks?.onReconnecting?.(delay, this.#attempt, error);
-    this.#reconnectTimer = setTimeout(() => {
+    this.#reconnectTimer = startTimer(() => {
       this.#reconnectTimer = undefined;
       if (this.#state !== STATE_WAITING) return;
       this.connect().catch(() => {});
@@ -655,7 +662,7 @@ export class Connection {
     this.#writeSession(link);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flush);
+      queueMicrotask(this.#flushCb);
     }
   }
 
@@ -669,6 +676,7 @@ export class Connection {
         const cb = s.onReply;
         link.inflight.push({
           args: s.args,
+          cmd: s.args[0],
           resolve: (v) => cb(v as RespValue),
           reject: (e) => this.#o.logger.warn(`Cannot restore the session: ${e.message}`),
           transform: undefined,
@@ -690,7 +698,7 @@ export class Connection {
       let settled = false;
       let link: Link | undefined;
       const timer = connectTimeout > 0
-        ? setTimeout(() => {
+        ? startTimer(() => {
           if (settled) return;
           settled = true;
           if (link) {
@@ -703,7 +711,7 @@ export class Connection {
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        stopTimer(timer);
         if (link && !link.closed) {
           link.closed = true;
           link.transport.close();
@@ -723,6 +731,7 @@ export class Connection {
             (f) => this.#onPush(f),
           );
           link = l;
+          countSocket(1);
           transport.setHandlers({
             onData: (chunk) => this.#onData(l, chunk),
             onDrain: () => {
@@ -732,6 +741,7 @@ export class Connection {
               }
             },
             onClose: (err) => {
+              countSocket(-1);
               if (!l.ready) {
                 l.closed = true;
                 fail(
@@ -751,7 +761,7 @@ export class Connection {
           this.#handshake(l).then(() => {
             if (settled) return;
             settled = true;
-            clearTimeout(timer);
+            stopTimer(timer);
             l.ready = true;
             resolve(l);
           }, fail);
@@ -842,6 +852,7 @@ export class Connection {
         };
         link.inflight.push({
           args: step.args,
+          cmd: step.args[0],
           // A step without onReply must succeed.
           resolve: done,
           reject: (e) => {
@@ -881,9 +892,9 @@ export class Connection {
 
   #armTimer(at: number): void {
     if (this.#timer !== undefined && this.#timerAt <= at) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) stopTimer(this.#timer);
     this.#timerAt = at;
-    this.#timer = setTimeout(this.#onTimer, Math.max(0, at - this.#now()));
+    this.#timer = startTimer(this.#timerCb, Math.max(0, at - this.#now()));
   }
 
   #onTimer(): void {
@@ -899,7 +910,7 @@ export class Connection {
           p.done = true;
           p.reject(
             new TimeoutError(
-              `Command "${commandName(p.args)}" timed out after ${p.timeout} ms on "${
+              `Command "${nameOf(p.cmd)}" timed out after ${p.timeout} ms on "${
                 formatEndpoint(link.endpoint)
               }"`,
             ),
@@ -942,7 +953,7 @@ export class Connection {
         p.done = true;
         p.reject(
           new TimeoutError(
-            `Command "${commandName(p.args)}" was not sent within ${
+            `Command "${nameOf(p.cmd)}" was not sent within ${
               Math.max(p.timeout, this.#o.connectTimeout)
             } ms: no connection to "${formatEndpoint(this.endpoint)}"${
               this.#lastError ? ` (${this.#lastError.message})` : ""
@@ -1022,7 +1033,7 @@ export class Connection {
       this.#hold = false;
       if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
         this.#flushScheduled = true;
-        queueMicrotask(this.#flush);
+        queueMicrotask(this.#flushCb);
       }
     }
   }
@@ -1040,7 +1051,7 @@ export class Connection {
           resolve();
           return;
         }
-        setTimeout(check, 1);
+        startTimer(check, 1);
       };
       check();
     });
@@ -1057,7 +1068,7 @@ export class Connection {
     if (this.#state !== STATE_CLOSING) {
       const wasReady = this.#state === STATE_READY;
       this.#state = STATE_CLOSING;
-      clearTimeout(this.#reconnectTimer);
+      stopTimer(this.#reconnectTimer);
       this.#reconnectTimer = undefined;
       if (!wasReady) {
         this.#rejectUnsent(new ClosedError("Cannot send the command: the client was closed"));
@@ -1095,9 +1106,9 @@ export class Connection {
       l.transport.close();
     }
     this.#retiring.clear();
-    clearTimeout(this.#timer);
+    stopTimer(this.#timer);
     this.#timer = undefined;
-    clearTimeout(this.#reconnectTimer);
+    stopTimer(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
     this.#o.hooks?.onClose?.();
     for (const w of this.#closeWaiters.splice(0)) w();
