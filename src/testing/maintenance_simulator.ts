@@ -1,0 +1,932 @@
+/**
+ * The {@linkcode MaintenanceSimulator}: a RESP proxy that plays Redis Software maintenance
+ * events in front of real redis-server processes.
+ *
+ * @module
+ */
+
+import { defaultConnector } from "../transport/default.ts";
+import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
+import type { Connector } from "../transport/types.ts";
+import {
+  endFrame,
+  hostPort,
+  movingFrame,
+  type NotificationStyle,
+  startFrame,
+} from "./_notifications.ts";
+import {
+  ProxyConnection,
+  type ProxyConnection as Conn,
+  type ProxyHost,
+} from "./_proxy_connection.ts";
+import { oneCommand, openControl, parseInfo } from "./_redis_control.ts";
+import { type SpawnedRedis, spawnRedis } from "./_redis_process.ts";
+import { type HttpServer, serveHttp } from "./_http_server.ts";
+import { handleApi } from "./_http_api.ts";
+import { RestMock } from "./rest_mock.ts";
+import type { BlackholeOptions, FaultState, SimulatorFaults } from "./simulator_faults.ts";
+import type {
+  ActionStatus,
+  BindOptions,
+  BindResult,
+  ConnectionInfo,
+  Endpoint,
+  FailoverOptions,
+  FailoverResult,
+  MaintenanceSimulatorOptions,
+  MigrateOptions,
+  MigrateResult,
+  NotificationRecord,
+  NotificationType,
+} from "./types.ts";
+
+/**
+ * Parses `"host:port"`, `"[v6]:port"` or `"redis://host:port"` (or passes an endpoint through).
+ *
+ * @param value The endpoint.
+ * @param defaults Used for a missing host or port.
+ * @returns The endpoint.
+ * @throws {TypeError} When the value cannot be parsed.
+ *
+ * @example
+ * ```ts
+ * import { parseEndpoint } from "@edge/redis/testing";
+ * console.log(parseEndpoint("127.0.0.1:6379")); // { host: "127.0.0.1", port: 6379 }
+ * ```
+ */
+export function parseEndpoint(
+  value: Partial<Endpoint> | string,
+  defaults: Endpoint = { host: "127.0.0.1", port: 0 },
+): Endpoint {
+  if (typeof value !== "string") {
+    return { host: value.host ?? defaults.host, port: value.port ?? defaults.port };
+  }
+  let s = value.trim().replace(/^rediss?:\/\//, "").replace(/\/.*$/, "");
+  s = s.replace(/^.*@/, "");
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]*)(?::(\d+))?$/.exec(s);
+  if (m === null) throw new TypeError(`Cannot parse endpoint "${value}": expected "host:port"`);
+  const port = m[2] === undefined ? defaults.port : Number(m[2]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new TypeError(`Cannot parse endpoint "${value}": invalid port`);
+  }
+  return { host: m[1] === "" || m[1] === undefined ? defaults.host : m[1], port };
+}
+
+interface Bound {
+  endpoint: Endpoint;
+  key: string;
+  listener: Listener;
+}
+
+interface MovingWindow {
+  seq: number;
+  endAt: number;
+  target: Endpoint;
+  /** Endpoint keys whose connections are moving. */
+  from: Set<string>;
+}
+
+function key(e: Endpoint): string {
+  return hostPort(e.host, e.port);
+}
+
+function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      timers.delete(cancel);
+      resolve(true);
+    }, Math.max(0, ms));
+    const cancel = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    timers.add(cancel);
+  });
+}
+
+function closedError(): Error {
+  return new Error("Cannot finish the action: the simulator was closed");
+}
+
+/**
+ * A RESP proxy that behaves like Redis Software's proxy during maintenance, in front of a real
+ * redis-server. Clients connect to {@linkcode MaintenanceSimulator.endpoint}; the simulator
+ * forwards every command (one upstream connection per client), answers the maintenance
+ * handshake itself and plays events on demand:
+ *
+ * - {@linkcode MaintenanceSimulator.bind}: endpoint rebind (MOVING), a real new listener,
+ *   optionally with data movement to a second redis-server;
+ * - {@linkcode MaintenanceSimulator.migrate}: MIGRATING / MIGRATED with stalled or slowed replies;
+ * - {@linkcode MaintenanceSimulator.failover}: FAILING_OVER / FAILED_OVER with a real promotion
+ *   of a replica redis-server;
+ * - {@linkcode MaintenanceSimulator.faults}: latency, blackhole, close-all, pause.
+ *
+ * Sequence numbers start at 0 and are shared by every event type and every connection.
+ *
+ * @example Rehearse a rebind in a test
+ * ```ts ignore
+ * import { MaintenanceSimulator } from "@edge/redis/testing";
+ * await using sim = await MaintenanceSimulator.start({ upstream: "127.0.0.1:6379" });
+ * // point the client under test at sim.endpoint, then:
+ * const result = await sim.bind({ time: 2 }); // MOVING now, old connections closed after 2 s
+ * console.log(result.target, sim.connections());
+ * ```
+ */
+export class MaintenanceSimulator {
+  /** Opens the upstream connections. */
+  readonly connector: Connector;
+  /** Whether `CLIENT MAINT_NOTIFICATIONS` is rejected like open-source Redis does. */
+  readonly rejectMaintNotifications: boolean;
+  /** The management REST mock (served on the HTTP server when `http` is set). */
+  readonly rest: RestMock;
+  /** Network faults. */
+  readonly faults: SimulatorFaults;
+  #options: MaintenanceSimulatorOptions;
+  #listen: ListenFunction;
+  #style: NotificationStyle;
+  #upstream: Endpoint;
+  #bound: Bound[] = [];
+  #conns = new Set<Conn>();
+  #seq = 0;
+  #events: NotificationRecord[] = [];
+  #eventWaiters: (() => void)[] = [];
+  #windows: MovingWindow[] = [];
+  #retained: Uint8Array | undefined;
+  #spawned: SpawnedRedis[] = [];
+  #http: HttpServer | undefined;
+  #actions = new Map<string, ActionStatus>();
+  #timers = new Set<() => void>();
+  #closed = false;
+  #latency = 0;
+  #slow = 0;
+  #stallUntil = 0;
+  #paused = false;
+  #blackhole = false;
+  #blackholeTimer: ReturnType<typeof setTimeout> | undefined;
+  #busy: Promise<unknown> = Promise.resolve();
+  #host: ProxyHost;
+
+  private constructor(options: MaintenanceSimulatorOptions) {
+    this.#options = options;
+    this.connector = options.connector ?? defaultConnector;
+    this.#listen = options.listener ?? defaultListen;
+    this.rejectMaintNotifications = options.rejectMaintNotifications ?? false;
+    this.#style = options.notificationStyle ?? "reference";
+    this.#upstream = parseEndpoint(options.upstream, { host: "127.0.0.1", port: 6379 });
+    this.rest = new RestMock(options.rest, () => this.endpoints());
+    this.faults = this.#makeFaults();
+    this.#host = this.#makeHost();
+  }
+
+  /**
+   * Starts a simulator: binds its endpoint (and the HTTP API when `http` is set).
+   *
+   * @param options The upstream redis-server and where to listen.
+   * @returns The running simulator.
+   * @throws {Error} When an address cannot be bound.
+   *
+   * @example
+   * ```ts ignore
+   * import { MaintenanceSimulator } from "@edge/redis/testing";
+   * const sim = await MaintenanceSimulator.start({
+   *   upstream: { host: "127.0.0.1", port: 6379 },
+   *   listen: { host: "127.0.0.1", port: 16379 },
+   *   http: "127.0.0.1:18080",
+   * });
+   * console.log(sim.endpoint, sim.http);
+   * await sim.close();
+   * ```
+   */
+  static async start(options: MaintenanceSimulatorOptions): Promise<MaintenanceSimulator> {
+    const sim = new MaintenanceSimulator(options);
+    const listen = parseEndpoint(options.listen ?? {}, { host: "127.0.0.1", port: 0 });
+    await sim.#bindListener(listen);
+    if (options.http !== undefined) {
+      const h = parseEndpoint(options.http, { host: "127.0.0.1", port: 0 });
+      try {
+        sim.#http = await serveHttp(h.host, h.port, (req) => handleApi(sim, req));
+      } catch (e) {
+        await sim.close();
+        throw e;
+      }
+    }
+    return sim;
+  }
+
+  /** The simulator's first endpoint: where clients connect. */
+  get endpoint(): Endpoint {
+    return { ...this.#bound[0]!.endpoint };
+  }
+
+  /** The HTTP API's address, when started with `http`. */
+  get http(): Endpoint | undefined {
+    return this.#http === undefined ? undefined : { host: this.#http.host, port: this.#http.port };
+  }
+
+  /** The redis-server the endpoints currently forward to. */
+  get upstream(): Endpoint {
+    return { ...this.#upstream };
+  }
+
+  /**
+   * Every endpoint the simulator listens on: the first one and each bind target.
+   *
+   * @returns The endpoints, oldest first.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.endpoints()); // [{ host: "127.0.0.1", port: 16379 }, ...]
+   * ```
+   */
+  endpoints(): Endpoint[] {
+    return this.#bound.map((b) => ({ ...b.endpoint }));
+  }
+
+  /**
+   * Process ids of the redis-server processes the simulator started (replicas for data
+   * movement and failover); all of them are stopped by {@linkcode MaintenanceSimulator.close}.
+   *
+   * @returns The pids, running or not.
+   *
+   * @example
+   * ```ts ignore
+   * await sim.failover({ time: 1 });
+   * console.log(sim.spawnedPids()); // [12345]
+   * ```
+   */
+  spawnedPids(): number[] {
+    return this.#spawned.map((s) => s.pid);
+  }
+
+  /**
+   * A snapshot of every open client connection.
+   *
+   * @returns One entry per connection.
+   *
+   * @example
+   * ```ts ignore
+   * for (const c of sim.connections()) console.log(c.id, c.optedIn, c.endpointType, c.protocol);
+   * ```
+   */
+  connections(): ConnectionInfo[] {
+    const now = Date.now();
+    return [...this.#conns].filter((c) => !c.isClosing).map((c) => ({
+      id: c.id,
+      endpoint: key(c.endpoint),
+      remote: hostPort(c.client.remoteAddress ?? "?", c.client.remotePort ?? 0),
+      upstream: key(c.upstream),
+      optedIn: c.optedIn,
+      endpointType: c.optedIn ? c.endpointType : null,
+      protocol: c.protocol,
+      db: c.db,
+      inFlight: c.inFlight,
+      bytesIn: c.bytesIn,
+      bytesOut: c.bytesOut,
+      ageMs: now - c.createdAt,
+    }));
+  }
+
+  /**
+   * Every notification announced so far, oldest first.
+   *
+   * @returns A copy of the log.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.events().map((e) => `${e.type} ${e.seq}`));
+   * ```
+   */
+  events(): NotificationRecord[] {
+    return this.#events.map((e) => ({ ...e }));
+  }
+
+  /**
+   * Resolves with the first announced notification of `type` whose seq is at least `minSeq`
+   * (also one announced before the call).
+   *
+   * @param type The notification type.
+   * @param minSeq Lowest sequence number to accept. @default 0
+   * @param timeoutMs Reject after this long. @default 30_000
+   * @returns The notification record.
+   *
+   * @example Act while a rebind window is open
+   * ```ts ignore
+   * const done = sim.bind({ time: 2 });
+   * const moving = await sim.waitForEvent("MOVING");
+   * console.log(moving.seq, moving.target);
+   * await done;
+   * ```
+   */
+  waitForEvent(
+    type: NotificationType,
+    minSeq = 0,
+    timeoutMs = 30_000,
+  ): Promise<NotificationRecord> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const e = this.#events.find((x) => x.type === type && x.seq >= minSeq);
+        if (e === undefined) return false;
+        resolve({ ...e });
+        return true;
+      };
+      if (check()) return;
+      const t = setTimeout(() => {
+        this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+        reject(new Error(`Cannot see a ${type} notification: none within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = () => {
+        if (check()) {
+          clearTimeout(t);
+          this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+        }
+      };
+      this.#eventWaiters.push(waiter);
+    });
+  }
+
+  // ---- events ------------------------------------------------------------------------------
+
+  /**
+   * Rebinds the endpoint: opens a listener on the target, sends MOVING to every opted-in
+   * connection of the other endpoints (the target written per connection's endpoint type; null
+   * for `none` and for a bare `ON`), re-sends it with the remaining time to connections that
+   * opt in during the window, and closes every connection of the other endpoints when the
+   * window ends. The old endpoints keep accepting connections afterwards (as a DNS name that
+   * now leads to the new place would).
+   *
+   * With `dataMovement`, a second redis-server replicates the current upstream from the start
+   * and is promoted when the window ends; from then on every endpoint forwards to it (live
+   * connections of the target are moved to it after their in-flight replies have arrived).
+   *
+   * @param options The window and the target.
+   * @returns What was done, once the window has ended.
+   *
+   * @example
+   * ```ts ignore
+   * const { seq, target, closed } = await sim.bind({ time: 2, dataMovement: true });
+   * ```
+   */
+  async bind(options: BindOptions = {}): Promise<BindResult> {
+    this.#assertOpen();
+    const time = options.time ?? 15;
+    let replica: SpawnedRedis | undefined;
+    if (options.dataMovement === true) replica = await this.#spawnReplicaOf(this.#upstream);
+    const from = new Set(this.#bound.map((b) => b.key));
+    const target = await this.#bindTarget(options.target);
+    const seq = this.#seq++;
+    const window: MovingWindow = {
+      seq,
+      endAt: Date.now() + time * 1000,
+      target: target.endpoint,
+      from,
+    };
+    this.#windows.push(window);
+    let notified = 0;
+    for (const c of this.#conns) {
+      if (from.has(key(c.endpoint)) && c.optedIn && c.protocol === 3 && !c.isClosing) {
+        c.inject(movingFrame(seq, time, this.#movingTarget(c, target.endpoint), this.#style));
+        notified++;
+      }
+    }
+    this.#record({
+      type: "MOVING",
+      seq,
+      time,
+      target: { ...target.endpoint },
+      at: Date.now(),
+      notified,
+    });
+    const ok = await sleepOrClosed(time * 1000, this.#timers);
+    this.#windows = this.#windows.filter((w) => w !== window);
+    if (!ok) throw closedError();
+    let closed = 0;
+    for (const c of [...this.#conns]) {
+      if (from.has(key(c.endpoint)) && !c.isClosing) {
+        c.close();
+        closed++;
+      }
+    }
+    if (replica !== undefined) {
+      await this.#promote(replica, this.#upstream);
+      await this.#switchAll({ host: replica.host, port: replica.port });
+    }
+    return { seq, target: { ...target.endpoint }, upstream: this.upstream, notified, closed };
+  }
+
+  /**
+   * Plays a shard migration: MIGRATING to every opted-in connection, then (optionally) every
+   * reply held for `stallMs` or delayed by `slowMs`, then MIGRATED after `time` seconds (or
+   * after the stall, if longer). The MIGRATED is retained and replayed to connections that opt
+   * in later.
+   *
+   * @param options Duration, shard ids, stall and slowdown.
+   * @returns The sequence numbers, once MIGRATED has been sent.
+   *
+   * @example
+   * ```ts ignore
+   * const { migratingSeq, migratedSeq } = await sim.migrate({ time: 1, stallMs: 500 });
+   * ```
+   */
+  async migrate(options: MigrateOptions = {}): Promise<MigrateResult> {
+    this.#assertOpen();
+    const time = options.time ?? 2;
+    const shards = options.shardIds ?? ["1"];
+    const json = JSON.stringify(shards);
+    const migratingSeq = this.#seq++;
+    const notified = this.#broadcast(
+      startFrame("MIGRATING", migratingSeq, time, json, this.#style),
+    );
+    this.#record({
+      type: "MIGRATING",
+      seq: migratingSeq,
+      time,
+      shardIds: shards,
+      at: Date.now(),
+      notified,
+    });
+    const stall = options.stallMs ?? 0;
+    const slow = options.slowMs ?? 0;
+    if (stall > 0) this.#stallUntil = Math.max(this.#stallUntil, Date.now() + stall);
+    if (slow > 0) this.#slow += slow;
+    let ok: boolean;
+    try {
+      ok = await sleepOrClosed(Math.max(time * 1000, stall), this.#timers);
+    } finally {
+      if (slow > 0) this.#slow -= slow;
+      this.#kickAll();
+    }
+    if (!ok) throw closedError();
+    const migratedSeq = this.#seq++;
+    const frame = endFrame("MIGRATED", migratedSeq, json, this.#style);
+    this.#retained = frame;
+    const n = this.#broadcast(frame);
+    this.#record({
+      type: "MIGRATED",
+      seq: migratedSeq,
+      shardIds: shards,
+      at: Date.now(),
+      notified: n,
+    });
+    return { migratingSeq, migratedSeq, notified };
+  }
+
+  /**
+   * Plays a failover with a real promotion: a replica of the current upstream is started and
+   * synchronised (or the given one is used), FAILING_OVER goes to every opted-in connection,
+   * after `time` seconds the replica is promoted (`REPLICAOF NO ONE`) and every connection is
+   * moved to it, then FAILED_OVER (retained and replayed to connections that opt in later).
+   *
+   * In-flight commands: when the upstream switches, each connection holds its new commands,
+   * waits for the replies of the commands already sent to the old upstream (up to 5 s, else the
+   * connection is closed), opens a connection to the new upstream, re-applies its session
+   * (HELLO/AUTH, SELECT, CLIENT TRACKING, subscriptions) and then sends what it held.
+   *
+   * @param options Duration, shard ids and an optional existing replica.
+   * @returns The sequence numbers and the new upstream.
+   *
+   * @example
+   * ```ts ignore
+   * const { upstream } = await sim.failover({ time: 1 });
+   * ```
+   */
+  async failover(options: FailoverOptions = {}): Promise<FailoverResult> {
+    this.#assertOpen();
+    const time = options.time ?? 2;
+    const shards = options.shardIds ?? ["1"];
+    const json = JSON.stringify(shards);
+    let replica: Endpoint;
+    if (options.replica !== undefined) replica = parseEndpoint(options.replica);
+    else {
+      const r = await this.#spawnReplicaOf(this.#upstream);
+      replica = { host: r.host, port: r.port };
+    }
+    const failingOverSeq = this.#seq++;
+    const notified = this.#broadcast(
+      startFrame("FAILING_OVER", failingOverSeq, time, json, this.#style),
+    );
+    this.#record({
+      type: "FAILING_OVER",
+      seq: failingOverSeq,
+      time,
+      shardIds: shards,
+      at: Date.now(),
+      notified,
+    });
+    if (!await sleepOrClosed(time * 1000, this.#timers)) throw closedError();
+    await this.#promote(replica, this.#upstream);
+    await this.#switchAll(replica);
+    const failedOverSeq = this.#seq++;
+    const frame = endFrame("FAILED_OVER", failedOverSeq, json, this.#style);
+    this.#retained = frame;
+    const n = this.#broadcast(frame);
+    this.#record({
+      type: "FAILED_OVER",
+      seq: failedOverSeq,
+      shardIds: shards,
+      at: Date.now(),
+      notified: n,
+    });
+    return { failingOverSeq, failedOverSeq, upstream: { ...replica }, notified };
+  }
+
+  // ---- HTTP actions ------------------------------------------------------------------------
+
+  /**
+   * Starts an action the way the fault injector's `POST /action` does and returns its id at
+   * once; {@linkcode MaintenanceSimulator.actionStatus} reports its progress.
+   *
+   * @param type `bind`, `migrate`, `failover`, `network_failure`, `dmc_restart`, `sleep` or
+   * `sequence_of_actions`.
+   * @param parameters The action's parameters (snake_case or camelCase).
+   * @returns The action id.
+   * @throws {TypeError} For an unknown action type.
+   *
+   * @example
+   * ```ts ignore
+   * const id = sim.startAction("migrate", { time: 1, shard_ids: ["1"] });
+   * console.log(sim.actionStatus(id)?.status); // "running"
+   * ```
+   */
+  startAction(type: string, parameters: Record<string, unknown> = {}): string {
+    this.#assertOpen();
+    const run = this.#actionRunner(type, parameters);
+    const id = crypto.randomUUID();
+    const status: ActionStatus = { status: "pending", output: null, error: null };
+    this.#actions.set(id, status);
+    // Actions run one after another, like the fault injector's queue.
+    this.#busy = this.#busy.then(async () => {
+      status.status = "running";
+      try {
+        status.output = await run();
+        status.status = "success";
+      } catch (e) {
+        status.status = "failed";
+        status.error = e instanceof Error ? e.message : String(e);
+      }
+    });
+    return id;
+  }
+
+  /**
+   * The state of an action started with {@linkcode MaintenanceSimulator.startAction}.
+   *
+   * @param id The action id.
+   * @returns Its status, or `undefined` for an unknown id.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.actionStatus(id)); // { status: "success", output: {...}, error: null }
+   * ```
+   */
+  actionStatus(id: string): ActionStatus | undefined {
+    const s = this.#actions.get(id);
+    return s === undefined ? undefined : { ...s };
+  }
+
+  #actionRunner(type: string, p: Record<string, unknown>): () => Promise<unknown> {
+    const num = (...names: string[]): number | undefined => {
+      for (const n of names) {
+        const v = p[n];
+        if (v !== undefined && v !== null && v !== "") {
+          const x = Number(v);
+          if (!Number.isFinite(x)) {
+            throw new TypeError(`Cannot run "${type}": "${n}" is not a number`);
+          }
+          return x;
+        }
+      }
+      return undefined;
+    };
+    const shards = (): string[] | undefined => {
+      const v = p.shard_ids ?? p.shardIds ?? p.shard_id;
+      if (v === undefined) return undefined;
+      return (Array.isArray(v) ? v : [v]).map(String);
+    };
+    switch (type) {
+      case "bind":
+        return () =>
+          this.bind({
+            time: num("time"),
+            target: (p.target as string | Endpoint | undefined) ?? undefined,
+            dataMovement: Boolean(p.data_movement ?? p.dataMovement ?? false),
+          });
+      case "migrate":
+        return () =>
+          this.migrate({
+            time: num("time"),
+            shardIds: shards(),
+            stallMs: num("stall_ms", "stallMs"),
+            slowMs: num("slow_ms", "slowMs"),
+          });
+      case "failover":
+        return () =>
+          this.failover({
+            time: num("time"),
+            shardIds: shards(),
+            replica: p.replica as string | Endpoint | undefined,
+          });
+      case "dmc_restart":
+      case "proxy_restart":
+        return () => Promise.resolve({ closed: this.faults.closeAll() });
+      case "sleep": {
+        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
+        return async () => {
+          if (!await sleepOrClosed(ms, this.#timers)) throw closedError();
+          return { slept: ms };
+        };
+      }
+      case "network_failure": {
+        const kind = String(p.kind ?? p.type ?? "blackhole");
+        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
+        const latency = num("latency_ms", "latencyMs", "delay_ms") ?? 100;
+        if (!["blackhole", "latency", "pause", "close"].includes(kind)) {
+          throw new TypeError(
+            `Cannot run "network_failure": unknown kind "${kind}", expected blackhole, latency, pause or close`,
+          );
+        }
+        return async () => {
+          if (kind === "close") return { closed: this.faults.closeAll() };
+          if (kind === "blackhole") this.faults.blackhole();
+          else if (kind === "latency") this.faults.latency(latency);
+          else this.faults.pause();
+          const ok = await sleepOrClosed(ms, this.#timers);
+          if (kind === "blackhole") this.#endBlackhole();
+          else if (kind === "latency") this.faults.latency(0);
+          else this.faults.resume();
+          if (!ok) throw closedError();
+          return { kind, durationMs: ms };
+        };
+      }
+      case "sequence_of_actions": {
+        const list = p.actions;
+        if (!Array.isArray(list)) {
+          throw new TypeError(`Cannot run "sequence_of_actions": "actions" must be an array`);
+        }
+        const steps = list.map((a: { type?: unknown; parameters?: unknown }) =>
+          this.#actionRunner(String(a?.type), (a?.parameters ?? {}) as Record<string, unknown>)
+        );
+        return async () => {
+          const out: unknown[] = [];
+          for (const s of steps) out.push(await s());
+          return out;
+        };
+      }
+      default:
+        throw new TypeError(
+          `Cannot run action "${type}": expected bind, migrate, failover, network_failure, dmc_restart, sleep or sequence_of_actions`,
+        );
+    }
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  /**
+   * Stops everything: listeners, the HTTP server, every connection, running actions and the
+   * redis-server processes the simulator started. Idempotent.
+   *
+   * @returns Once all of it is gone.
+   *
+   * @example
+   * ```ts ignore
+   * await sim.close();
+   * ```
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const cancel of [...this.#timers]) cancel();
+    this.#timers.clear();
+    if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
+    await Promise.all(this.#bound.map((b) => b.listener.close()));
+    await this.#http?.close();
+    for (const c of [...this.#conns]) c.destroy();
+    this.#conns.clear();
+    await Promise.all(this.#spawned.map((s) => s.stop()));
+    for (const w of this.#eventWaiters) w();
+  }
+
+  /** Same as {@linkcode MaintenanceSimulator.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error("Cannot run the action: the simulator is closed");
+  }
+
+  async #bindListener(at: Endpoint): Promise<Bound> {
+    const holder: { bound?: Bound } = {};
+    const listener = await this.#listen(at, (t) => {
+      if (this.#closed || holder.bound === undefined) {
+        t.destroy();
+        return;
+      }
+      const c = new ProxyConnection(this.#host, t, holder.bound.endpoint, this.#upstream);
+      this.#conns.add(c);
+    });
+    const endpoint = { host: at.host, port: listener.port };
+    const bound: Bound = { endpoint, key: key(endpoint), listener };
+    holder.bound = bound;
+    this.#bound.push(bound);
+    return bound;
+  }
+
+  async #bindTarget(target: Endpoint | string | undefined): Promise<Bound> {
+    const first = this.#bound[0]!.endpoint;
+    if (target !== undefined) {
+      return this.#bindListener(parseEndpoint(target, { host: first.host, port: 0 }));
+    }
+    if (first.host === "127.0.0.1") {
+      try {
+        return await this.#bindListener({ host: "127.0.0.2", port: first.port });
+      } catch {
+        // 127.0.0.2 not usable here (or taken): fall back to another port.
+      }
+    }
+    return this.#bindListener({ host: first.host, port: 0 });
+  }
+
+  #movingTarget(conn: Conn, target: Endpoint): string | null {
+    const type = conn.endpointType;
+    if (type === null || type === "none") return null;
+    if (type.endsWith("-fqdn")) {
+      const names = this.#options.hostNames ?? {};
+      const name = names[target.host] ??
+        (target.host === "127.0.0.1" || target.host === "::1" ? "localhost" : target.host);
+      return hostPort(name, target.port);
+    }
+    return hostPort(target.host, target.port);
+  }
+
+  #broadcast(frame: Uint8Array): number {
+    let n = 0;
+    for (const c of this.#conns) {
+      if (c.optedIn && c.protocol === 3 && !c.isClosing) {
+        c.inject(frame);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  #record(e: NotificationRecord): void {
+    this.#events.push(e);
+    for (const w of [...this.#eventWaiters]) w();
+  }
+
+  #kickAll(): void {
+    for (const c of this.#conns) c.kick();
+  }
+
+  async #ping(host: string, port: number): Promise<boolean> {
+    try {
+      return (await oneCommand(this.connector, host, port, ["PING"])) === "PONG";
+    } catch {
+      return false;
+    }
+  }
+
+  async #spawnReplicaOf(primary: Endpoint): Promise<SpawnedRedis> {
+    const r = await spawnRedis(
+      { host: "127.0.0.1", command: this.#options.redisServer },
+      (h, p) => this.#ping(h, p),
+    );
+    this.#spawned.push(r);
+    if (this.#closed) {
+      await r.stop();
+      throw closedError();
+    }
+    const c = await openControl(this.connector, r.host, r.port);
+    try {
+      await c.command(["REPLICAOF", primary.host, primary.port]);
+      const end = Date.now() + 15_000;
+      for (;;) {
+        const info = parseInfo(String(await c.command(["INFO", "replication"])));
+        if (info.master_link_status === "up" && info.master_sync_in_progress === "0") break;
+        if (Date.now() > end) {
+          throw new Error(
+            `Cannot synchronise the replica ${r.host}:${r.port}: no sync within 15 s`,
+          );
+        }
+        if (!await sleepOrClosed(20, this.#timers)) throw closedError();
+      }
+    } finally {
+      c.close();
+    }
+    this.#debug(`replica ${r.host}:${r.port} (pid ${r.pid}) in sync with ${key(primary)}`);
+    return r;
+  }
+
+  async #promote(replica: Endpoint, primary: Endpoint): Promise<void> {
+    // Let the replica catch up with the primary's offset (bounded), then promote it.
+    try {
+      const p = await openControl(this.connector, primary.host, primary.port);
+      const r = await openControl(this.connector, replica.host, replica.port);
+      try {
+        const end = Date.now() + 2_000;
+        for (;;) {
+          const pi = parseInfo(String(await p.command(["INFO", "replication"])));
+          const ri = parseInfo(String(await r.command(["INFO", "replication"])));
+          if (Number(ri.slave_repl_offset ?? -1) >= Number(pi.master_repl_offset ?? 0)) break;
+          if (Date.now() > end) break;
+          await new Promise((res) => setTimeout(res, 10));
+        }
+      } finally {
+        p.close();
+        r.close();
+      }
+    } catch (e) {
+      this.#debug(`cannot compare replication offsets: ${(e as Error).message}`);
+    }
+    await oneCommand(this.connector, replica.host, replica.port, ["REPLICAOF", "NO", "ONE"]);
+  }
+
+  async #switchAll(to: Endpoint): Promise<void> {
+    this.#upstream = { ...to };
+    await Promise.all([...this.#conns].map((c) => c.switchUpstream(to)));
+  }
+
+  #endBlackhole(): void {
+    if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
+    this.#blackholeTimer = undefined;
+    if (!this.#blackhole) return;
+    this.#blackhole = false;
+    for (const c of [...this.#conns]) if (c.poisoned) c.close();
+  }
+
+  #makeHost(): ProxyHost {
+    return {
+      connector: this.connector,
+      rejectMaintNotifications: this.rejectMaintNotifications,
+      latencyMs: () => this.#latency + this.#slow,
+      holdUntil: () => this.#paused ? Infinity : this.#stallUntil,
+      blackholed: () => this.#blackhole,
+      paused: () => this.#paused,
+      optInReplay: (conn) => this.#optInReplay(conn),
+      closed: (conn) => {
+        this.#conns.delete(conn);
+      },
+      debug: (message) => this.#debug(message),
+    };
+  }
+
+  #optInReplay(conn: Conn): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    if (this.#retained !== undefined) out.push(this.#retained);
+    const now = Date.now();
+    for (const w of this.#windows) {
+      if (!w.from.has(key(conn.endpoint)) || w.endAt <= now) continue;
+      const remaining = Math.max(1, Math.ceil((w.endAt - now) / 1000));
+      out.push(movingFrame(w.seq, remaining, this.#movingTarget(conn, w.target), this.#style));
+    }
+    return out;
+  }
+
+  #debug(message: string): void {
+    this.#options.logger?.debug(`[simulator] ${message}`);
+  }
+
+  #makeFaults(): SimulatorFaults {
+    return {
+      latency: (ms: number): void => {
+        if (!(ms >= 0)) throw new RangeError(`Cannot set latency: ${ms} is not a duration in ms`);
+        this.#latency = ms;
+        this.#kickAll();
+      },
+      blackhole: (options: BlackholeOptions = {}): void => {
+        this.#blackhole = true;
+        if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
+        this.#blackholeTimer = undefined;
+        if (options.durationMs !== undefined) {
+          this.#blackholeTimer = setTimeout(() => this.#endBlackhole(), options.durationMs);
+        }
+      },
+      closeAll: (): number => {
+        const all = [...this.#conns].filter((c) => !c.isClosing);
+        for (const c of all) c.close();
+        return all.length;
+      },
+      pause: (): void => {
+        this.#paused = true;
+      },
+      resume: (): void => {
+        this.#paused = false;
+        this.#kickAll();
+      },
+      clear: (): void => {
+        this.#latency = 0;
+        this.#endBlackhole();
+        this.#paused = false;
+        this.#kickAll();
+      },
+      state: (): FaultState => ({
+        latencyMs: this.#latency,
+        blackhole: this.#blackhole,
+        paused: this.#paused,
+      }),
+    };
+  }
+}
