@@ -185,9 +185,18 @@ export class RespEncoder {
    * @param value The value to write.
    * @param protocol 3 for RESP3 types, 2 for their RESP2 stand-ins.
    * @default {3}
+   * @throws {TypeError} The value (or a nested one) is not a {@linkcode RespValue}.
+   * @throws {RangeError} The value nests deeper than 1000 levels.
    */
   writeValue(value: RespValue, protocol: 2 | 3 = 3): void {
-    this.#value(value, protocol === 2, 0);
+    const start = this.#start;
+    const end = this.#end;
+    try {
+      this.#value(value, protocol === 2, 0);
+    } catch (e) {
+      this.#rollback(start, end);
+      throw e;
+    }
   }
 
   /**
@@ -196,8 +205,21 @@ export class RespEncoder {
    * @param items The push items, e.g. `["invalidate", ["key"]]`.
    */
   writePush(items: readonly RespValue[]): void {
-    this.#header(0x3e, items.length);
-    for (const v of items) this.#value(v, false, 1);
+    const start = this.#start;
+    const end = this.#end;
+    try {
+      this.#header(0x3e, items.length);
+      for (const v of items) this.#value(v, false, 1);
+    } catch (e) {
+      this.#rollback(start, end);
+      throw e;
+    }
+  }
+
+  /** Drops what a failed write added (the buffer may have moved to a new block meanwhile). */
+  #rollback(start: number, end: number): void {
+    const pending = end - start;
+    if (this.#end - this.#start >= pending) this.#end = this.#start + pending;
   }
 
   /**
@@ -394,6 +416,8 @@ export function encodeCommand(args: readonly RedisArgument[]): Uint8Array {
  * @param protocol The protocol version of the reader.
  * @default {3}
  * @returns The RESP bytes.
+ * @throws {TypeError} The value (or a nested one) is not a {@linkcode RespValue}.
+ * @throws {RangeError} The value nests deeper than 1000 levels.
  *
  * @example
  * ```ts
