@@ -393,7 +393,7 @@ export class MaintenanceController<C = string> {
       case "MIGRATED":
       case "FAILED_OVER":
       case "SMIGRATED":
-        this.#closeConnectionWindow(conn, END_OF[notification.type]!, notification.seq, now, out);
+        this.#closeConnectionWindow(conn, END_OF[notification.type]!, notification.seq, out);
         if (
           notification.type === "SMIGRATED" && notification.entries.length > 0 &&
           !this.#seen.has(notification.seq)
@@ -418,7 +418,7 @@ export class MaintenanceController<C = string> {
         );
         break;
     }
-    // A window may have been opened already over (MOVING with time 0): settle it now.
+    // Relax changes; and a window opened already over (MOVING with time 0) settles now.
     out.push(...this.#expire(now));
     return out;
   }
@@ -732,14 +732,12 @@ export class MaintenanceController<C = string> {
       until: deadline,
       ...(slots === undefined ? {} : { slots }),
     });
-    this.#diff(now, out);
   }
 
   #closeConnectionWindow(
     conn: ConnectionState<C>,
     kind: ConnectionWindowKind,
     endSeq: number,
-    now: number,
     out: MaintenanceDecision<C>[],
   ): void {
     const index = conn.windows.findIndex((w) => w.kind === kind);
@@ -754,7 +752,6 @@ export class MaintenanceController<C = string> {
       reason: "end",
       endSeq,
     });
-    this.#diff(now, out);
   }
 
   #retire(endpoint: string): C[] {
@@ -793,7 +790,6 @@ export class MaintenanceController<C = string> {
       }
       const own = this.#windows.get(conn.endpoint);
       if (own === undefined || own.end <= now) conn.movingUntil = Math.max(conn.movingUntil, until);
-      this.#diff(now, out);
       return;
     }
     const endpoint = conn.endpoint;
@@ -828,7 +824,6 @@ export class MaintenanceController<C = string> {
           retire: this.#retire(endpoint),
         });
       }
-      this.#diff(now, out);
       return;
     }
     // A new MOVING while the endpoint's window is open.
@@ -855,7 +850,6 @@ export class MaintenanceController<C = string> {
       // The previous reconnect already happened: this is a new event, reconnect again.
       open.reconnectAt = now + durationMs / 2;
     }
-    this.#diff(now, out);
   }
 
   /** Appends `relax` / `unrelax` for every connection whose relaxation changed. */
