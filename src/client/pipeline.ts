@@ -96,9 +96,7 @@ abstract class Batch {
  * const [ok, value] = await client.pipeline().set("x", "1").get("x").exec();
  * ```
  */
-// deno-lint-ignore no-unsafe-declaration-merging
 export interface Pipeline extends ChainedCommands<Pipeline> {}
-// deno-lint-ignore no-unsafe-declaration-merging
 export class Pipeline extends Batch {
   /**
    * Sends every recorded command.
@@ -135,9 +133,7 @@ installCommands(Pipeline);
  * const [n, m] = await client.multi().incr("a").incr("a").exec() ?? [];
  * ```
  */
-// deno-lint-ignore no-unsafe-declaration-merging
 export interface Transaction extends ChainedCommands<Transaction> {}
-// deno-lint-ignore no-unsafe-declaration-merging
 export class Transaction extends Batch {
   readonly #onDone: (() => void) | undefined;
 

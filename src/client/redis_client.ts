@@ -16,10 +16,11 @@ import type { Connector } from "../transport/types.ts";
 import { LIB_NAME, VERSION } from "../version.ts";
 import {
   type RedisClientOptions,
-  type ResolvedClientOptions,
   resolveClientOptions,
+  type ResolvedClientOptions,
 } from "./options.ts";
 import { ExclusivePool } from "./_pool.ts";
+import { type ClientMaintenanceState, MaintenanceSupport } from "./_maintenance.ts";
 import { Pipeline, Transaction } from "./pipeline.ts";
 import {
   type PubSubListener,
@@ -64,42 +65,18 @@ export type RedisClientEventName =
   | "maintenance"
   | "handoff";
 
-/** @internal The part of a client that maintenance support plugs into. */
-export interface ClientInternals {
-  readonly options: ResolvedClientOptions;
-  readonly logger: Logger;
-  readonly shared: Connection;
-  readonly pool: ExclusivePool;
-  emit(name: RedisClientEventName, detail: unknown): void;
-}
-
-/** @internal Maintenance support, installed by the maintenance module when configured. */
-export interface MaintenancePlugin {
-  hooks(conn: () => Connection, kind: "shared" | "exclusive"): Partial<ConnectionHooks>;
-  onPush(conn: Connection, frame: RespValue[]): boolean;
-  close(): void;
-}
-
-/** @internal Factory of the maintenance plugin (set by `src/maintenance/_client_plugin.ts`). */
-export type MaintenancePluginFactory = (
-  client: ClientInternals,
-  options: NonNullable<RedisClientOptions["maintenanceNotifications"]>,
-) => MaintenancePlugin | undefined;
-
-let maintenanceFactory: MaintenancePluginFactory | undefined;
-
-/** @internal Installs the maintenance plugin factory. */
-export function _setMaintenancePluginFactory(f: MaintenancePluginFactory): void {
-  maintenanceFactory = f;
-}
-
 class BinaryView extends RedisCommands<Uint8Array> {
   readonly #client: RedisClient;
   constructor(client: RedisClient) {
     super();
     this.#client = client;
   }
-  _run(args: RedisArgument[], transform: Transform | undefined, flags: number, blockMs?: number): unknown {
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): unknown {
     return this.#client._run(args, transform, flags | FLAG_BINARY, blockMs);
   }
 }
@@ -201,7 +178,7 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
   #binary: BinaryView | undefined;
   #closed = false;
   #poolSeq = 0;
-  readonly #maintenance: MaintenancePlugin | undefined;
+  readonly #maintenance: MaintenanceSupport | undefined;
 
   /**
    * Creates a client. It connects lazily on the first command, or on `connect()`.
@@ -214,57 +191,40 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     this.#logger = options.logger ?? silentLogger;
     this.#connector = options.connector ?? defaultConnector;
     this.#pubsub = new SubscriptionManager((args) => this.#pubsubConnection().sendNoReply(args));
-    let shared!: Connection;
-    this.#shared = shared = this.#newConnection("shared", false, () => shared);
-    this.#pool = new ExclusivePool(
-      () => {
-        let c!: Connection;
-        c = this.#newConnection(`exclusive#${++this.#poolSeq}`, false, () => c, "exclusive");
-        return c;
-      },
-      this.#o.maxExclusiveConnections,
-      this.#o.exclusiveIdleTimeout,
-    );
     const mode = options.maintenanceNotifications?.mode ?? "auto";
-    this.#maintenance = mode !== "disabled" && maintenanceFactory && this.#o.protocol === 3
-      ? maintenanceFactory(this.#internals(), options.maintenanceNotifications ?? {})
-      : undefined;
     if (mode === "enabled" && this.#o.protocol !== 3) {
       throw new TypeError(
         'Cannot enable maintenance notifications with protocol 2: they need RESP3 (set protocol: 3 or mode: "auto")',
       );
     }
+    this.#maintenance = mode !== "disabled" && this.#o.protocol === 3
+      ? new MaintenanceSupport(
+        options.maintenanceNotifications ?? {},
+        { host: this.#o.host, port: this.#o.port },
+        {
+          logger: this.#logger,
+          shared: () => this.#shared,
+          retireExclusive: (pred) => this.#pool.retire(pred),
+          emit: (name, detail) => this.#emit(name, detail),
+        },
+      )
+      : undefined;
+    const shared: Connection = this.#newConnection("shared", false, () => shared);
+    this.#shared = shared;
+    this.#pool = new ExclusivePool(
+      () => {
+        const c: Connection = this.#newConnection(`exclusive#${++this.#poolSeq}`, false, () => c);
+        return c;
+      },
+      this.#o.maxExclusiveConnections,
+      this.#o.exclusiveIdleTimeout,
+    );
   }
 
-  #internals(): ClientInternals {
-    // deno-lint-ignore no-this-alias
-    const self = this;
-    return {
-      get options() {
-        return self.#o;
-      },
-      get logger() {
-        return self.#logger;
-      },
-      get shared() {
-        return self.#shared;
-      },
-      get pool() {
-        return self.#pool;
-      },
-      emit: (name, detail) => this.#emit(name, detail),
-    };
-  }
-
-  #newConnection(
-    label: string,
-    subscriber: boolean,
-    self: () => Connection,
-    kind: "shared" | "exclusive" = "shared",
-  ): Connection {
+  #newConnection(label: string, subscriber: boolean, self: () => Connection): Connection {
     const o = this.#o;
     const isShared = label === "shared";
-    const m = this.#maintenance?.hooks(self, kind);
+    const m = this.#maintenance;
     const hooks: ConnectionHooks = {
       onConnect: isShared ? (e: Endpoint) => this.#emit("connect", e) : undefined,
       onReady: isShared ? (e: Endpoint) => this.#emit("ready", e) : undefined,
@@ -272,12 +232,16 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
         ? (delay, attempt, error) => this.#emit("reconnecting", { delay, attempt, error })
         : undefined,
       onError: (error) => this.#emit("error", error),
+      onClose: m ? () => m.unregister(self()) : undefined,
       onPush: (frame) => this.#onPush(self(), frame),
-      session: isShared && o.protocol === 3 || subscriber ? () => this.#pubsub.session() : undefined,
-      handshake: m?.handshake,
-      timeoutFor: m?.timeoutFor,
+      session: isShared && o.protocol === 3 || subscriber
+        ? () => this.#pubsub.session()
+        : undefined,
+      handshake: m ? (transport, protocol) => m.handshake(self(), transport, protocol) : undefined,
+      resolveEndpoint: m ? (configured) => m.resolveEndpoint(configured) : undefined,
+      connectTimeout: m ? (configured) => m.connectTimeout(configured) : undefined,
     };
-    return new Connection({
+    const conn = new Connection({
       endpoint: { host: o.host, port: o.port },
       tls: o.tls,
       connector: this.#connector,
@@ -298,6 +262,8 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       hooks,
       label,
     });
+    m?.register(conn, label);
+    return conn;
   }
 
   #onPush(conn: Connection, frame: RespValue[]): void {
@@ -310,11 +276,26 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     this.#events.dispatchEvent(new CustomEvent(name, { detail }));
   }
 
+  /**
+   * The maintenance state: open windows, relaxed connections and their effective timeouts.
+   *
+   * @returns A snapshot, or `undefined` when maintenance notifications are disabled.
+   *
+   * @example
+   * ```ts ignore
+   * const state = client.maintenanceState();
+   * console.log(state?.endpoints); // open MOVING windows
+   * ```
+   */
+  maintenanceState(): ClientMaintenanceState | undefined {
+    return this.#maintenance?.snapshot(this.#o.commandTimeout);
+  }
+
   #pubsubConnection(): Connection {
     if (this.#o.protocol === 3) return this.#shared;
     if (!this.#subscriber) {
-      let c!: Connection;
-      c = this.#subscriber = this.#newConnection("subscriber", true, () => c);
+      const c: Connection = this.#newConnection("subscriber", true, () => c);
+      this.#subscriber = c;
     }
     return this.#subscriber;
   }
@@ -451,10 +432,14 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     listener?: PubSubListener,
   ): Promise<Subscription> {
     const list = typeof names === "string" ? [names] : [...names];
-    if (list.length === 0) return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
+    if (list.length === 0) {
+      return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
+    }
     for (const n of list) {
       if (typeof n !== "string" || n.length === 0) {
-        return Promise.reject(new TypeError("Cannot subscribe: channel names must be non-empty strings"));
+        return Promise.reject(
+          new TypeError("Cannot subscribe: channel names must be non-empty strings"),
+        );
       }
     }
     if (this.#closed) {
@@ -544,7 +529,10 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param options Pattern, count hint.
    * @returns An async iterator of members.
    */
-  async *sscan(key: RedisArgument, options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+  async *sscan(
+    key: RedisArgument,
+    options: ScanIteratorOptions = {},
+  ): AsyncIterableIterator<string> {
     let cursor = "0";
     do {
       const [next, members] = await this.sscanPage(key, cursor, options);
@@ -636,4 +624,3 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     return this.#events.dispatchEvent(event);
   }
 }
-

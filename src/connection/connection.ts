@@ -19,7 +19,7 @@ import { RespDecoder } from "../resp/decoder.ts";
 import { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
-import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
 import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
 import { countSocket, startTimer, stopTimer } from "../_resources.ts";
@@ -48,6 +48,20 @@ export interface HandshakeStep {
   onReply?: (reply: RespValue) => void;
 }
 
+/** What a handoff did. */
+export interface HandoffResult {
+  /** The endpoint left. */
+  from: Endpoint;
+  /** The endpoint of the replacement. */
+  to: Endpoint;
+  /** Milliseconds spent waiting for written commands to be answered. */
+  drainMs: number;
+  /** Commands held in the backlog while draining, flushed to the replacement. */
+  held: number;
+  /** Whether the socket was replaced (false when not connected, or the replacement failed). */
+  replaced: boolean;
+}
+
 /** Callbacks from the connection to its owner. */
 export interface ConnectionHooks {
   /** A socket is open and its handshake is about to be written. */
@@ -72,9 +86,23 @@ export interface ConnectionHooks {
    * reply slot, or with one when `onReply` is given.
    */
   session?(): HandshakeStep[];
-  /** Effective timeout for a command sent now (maintenance relaxation); defaults to the configured one. */
-  timeoutFor?(configured: number, blocking: boolean): number;
+  /**
+   * Where a new socket goes: the configured endpoint, or a maintenance target while a MOVING
+   * window lasts.
+   */
+  resolveEndpoint?(configured: Endpoint): Endpoint;
+  /** The connect timeout for a new socket (relaxed during a MOVING window). */
+  connectTimeout?(configured: number): number;
 }
+
+/**
+ * Computes the effective send-to-reply timeout of a command (maintenance relaxation).
+ *
+ * @param configured The command's own timeout (0 = none).
+ * @param blocking Whether the command blocks.
+ * @returns The timeout to apply.
+ */
+export type TimeoutPolicy = (configured: number, blocking: boolean) => number;
 
 /** Settings of a {@linkcode Connection}. */
 export interface ConnectionOptions {
@@ -190,7 +218,9 @@ function nameOf(a: RedisArgument | undefined): string {
 
 function approxBytes(args: RedisArgument[]): number {
   let n = 16;
-  for (const a of args) n += 16 + (typeof a === "string" ? a.length * 3 : typeof a === "number" ? 20 : a.length);
+  for (const a of args) {
+    n += 16 + (typeof a === "string" ? a.length * 3 : typeof a === "number" ? 20 : a.length);
+  }
   return n;
 }
 
@@ -230,7 +260,8 @@ export class Connection {
   #connectPromise: Promise<void> | undefined;
   #closeWaiters: (() => void)[] = [];
   #endpoint: Endpoint;
-  #pinned: Endpoint | undefined;
+  #policy: TimeoutPolicy | undefined;
+  #handoff: Promise<HandoffResult> | undefined;
   readonly #label: string;
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
@@ -249,7 +280,7 @@ export class Connection {
 
   /** The endpoint the connection is (or will be) connected to. */
   get endpoint(): Endpoint {
-    return this.#link?.endpoint ?? this.#pinned ?? this.#endpoint;
+    return this.#link?.endpoint ?? this.#endpoint;
   }
 
   /** The configured endpoint. */
@@ -336,7 +367,9 @@ export class Connection {
       if (this.#unsent.length >= this.#o.maxQueueLength) {
         return Promise.reject(
           new ConnectionError(
-            `Cannot queue "${commandName(args)}": ${this.#unsent.length} commands already wait for "${
+            `Cannot queue "${
+              commandName(args)
+            }": ${this.#unsent.length} commands already wait for "${
               formatEndpoint(this.endpoint)
             }" (maxQueueLength)`,
           ),
@@ -412,7 +445,7 @@ export class Connection {
     if (!link || !link.ready || this.#hold || this.#blocked || this.#unsent.length === 0) return;
     const enc = this.#encoder;
     const now = this.#now();
-    const timeoutFor = this.#o.hooks?.timeoutFor;
+    const policy = this.#policy;
     const inflight = link.inflight;
     const wasEmpty = inflight.length === 0;
     let p: Pending | undefined;
@@ -426,7 +459,10 @@ export class Connection {
         continue;
       }
       let t = p.timeout;
-      if (timeoutFor !== undefined) t = timeoutFor(t, false);
+      if (policy !== undefined) {
+        t = policy(t, (p.flags & FLAG_BLOCKING) !== 0);
+        p.timeout = t;
+      }
       if (t > 0) {
         p.deadline = now + t;
         if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
@@ -464,7 +500,9 @@ export class Connection {
       this.#fail(
         link,
         new ProtocolError(
-          `Cannot match a reply from "${formatEndpoint(link.endpoint)}": no command is waiting for it`,
+          `Cannot match a reply from "${
+            formatEndpoint(link.endpoint)
+          }": no command is waiting for it`,
         ),
       );
       return;
@@ -533,7 +571,9 @@ export class Connection {
         { cause: e },
       );
       this.#o.logger.error(
-        `Protocol error from "${formatEndpoint(link.endpoint)}", resetting the connection: ${err.message}`,
+        `Protocol error from "${
+          formatEndpoint(link.endpoint)
+        }", resetting the connection: ${err.message}`,
       );
       this.#o.hooks?.onError?.(err);
       this.#fail(link, err);
@@ -555,12 +595,14 @@ export class Connection {
       if (p.done) continue;
       p.done = true;
       p.reject(
-        error instanceof ConnectionError || error instanceof ProtocolError ? error : new ConnectionError(
-          `Cannot get the reply to "${nameOf(p.cmd)}": the connection to "${
-            formatEndpoint(link.endpoint)
-          }" was lost`,
-          { cause: error },
-        ),
+        error instanceof ConnectionError || error instanceof ProtocolError
+          ? error
+          : new ConnectionError(
+            `Cannot get the reply to "${nameOf(p.cmd)}": the connection to "${
+              formatEndpoint(link.endpoint)
+            }" was lost`,
+            { cause: error },
+          ),
       );
     }
   }
@@ -627,7 +669,7 @@ export class Connection {
 
   async #open(): Promise<void> {
     this.#state = STATE_CONNECTING;
-    const endpoint = this.#pinned ?? this.#endpoint;
+    const endpoint = this.#target();
     try {
       const link = await this.#openLink(endpoint);
       if (this.#state >= STATE_CLOSING) {
@@ -692,7 +734,7 @@ export class Connection {
   }
 
   /** Opens a socket to `endpoint` and runs the handshake on it. */
-  #openLink(endpoint: Endpoint, connectTimeout = this.#o.connectTimeout): Promise<Link> {
+  #openLink(endpoint: Endpoint, connectTimeout = this.#connectTimeout()): Promise<Link> {
     const name = formatEndpoint(endpoint);
     return new Promise<Link>((resolve, reject) => {
       let settled = false;
@@ -705,7 +747,9 @@ export class Connection {
             link.closed = true;
             link.transport.close();
           }
-          reject(new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`));
+          reject(
+            new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`),
+          );
         }, connectTimeout)
         : undefined;
       const fail = (e: Error) => {
@@ -814,8 +858,12 @@ export class Connection {
         steps.push({ args: ["CLIENT", "SETINFO", "LIB-VER", o.libVersion], onReply: () => {} });
       }
     }
-    const extra = o.hooks?.handshake?.(link.transport, o.protocol);
-    if (extra) steps.push(...extra);
+    try {
+      const extra = o.hooks?.handshake?.(link.transport, o.protocol);
+      if (extra) steps.push(...extra);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (o.db !== 0) {
       steps.push({
         args: ["SELECT", o.db],
@@ -862,7 +910,9 @@ export class Connection {
             reject(
               e instanceof ReplyError
                 ? new ConnectionError(
-                  `Cannot set up the connection to "${name}": ${commandName(step.args)} failed: ${e.message}`,
+                  `Cannot set up the connection to "${name}": ${
+                    commandName(step.args)
+                  } failed: ${e.message}`,
                   { cause: e },
                 )
                 : e,
@@ -927,7 +977,9 @@ export class Connection {
         const limit = Math.max(this.#o.commandTimeout, 1000) * 2;
         if (silentFor >= limit && head.deadline !== 0) {
           this.#o.logger.warn(
-            `${this.#label}: "${formatEndpoint(link.endpoint)}" answered nothing for ${silentFor} ms, replacing the connection`,
+            `${this.#label}: "${
+              formatEndpoint(link.endpoint)
+            }" answered nothing for ${silentFor} ms, replacing the connection`,
           );
           this.#fail(
             link,
@@ -967,68 +1019,114 @@ export class Connection {
 
   // ---- handoff (maintenance MOVING) ----
 
+  #target(): Endpoint {
+    return this.#o.hooks?.resolveEndpoint?.(this.#endpoint) ?? this.#endpoint;
+  }
+
+  #connectTimeout(): number {
+    const c = this.#o.connectTimeout;
+    return this.#o.hooks?.connectTimeout?.(c) ?? c;
+  }
+
   /**
-   * Replaces the socket with one to `target` (or to the configured endpoint when `null`):
-   * new work is held, what was written drains (at most `drainCap` ms), the replacement is opened
-   * and set up, the backlog is flushed to it in order, and the old socket is closed.
+   * Sets (or clears) the timeout policy: every command written from now on gets the timeout it
+   * returns, and so do the commands in flight (re-timed from when they were written).
    *
-   * @param target Where to reconnect; `null` for the configured endpoint.
+   * @param policy The policy, or `undefined` for the configured timeouts.
+   */
+  setTimeoutPolicy(policy: TimeoutPolicy | undefined): void {
+    this.#policy = policy;
+    if (policy === undefined) return;
+    const retime = (q: Deque<Pending>) => {
+      for (let i = 0; i < q.length; i++) {
+        const p = q.at(i)!;
+        if (p.done || p.deadline === 0) continue;
+        const writtenAt = p.deadline - p.timeout;
+        const t = policy(p.timeout, (p.flags & FLAG_BLOCKING) !== 0);
+        p.timeout = t;
+        p.deadline = t === 0 ? 0 : writtenAt + t;
+      }
+    };
+    if (this.#link) retime(this.#link.inflight);
+    for (const l of this.#retiring) retime(l.inflight);
+  }
+
+  /** Whether a handoff is in progress. */
+  get handingOff(): boolean {
+    return this.#handoff !== undefined;
+  }
+
+  /**
+   * Replaces the socket (maintenance MOVING): new work is held in the backlog, what was
+   * written drains (at most `drainCap` ms), the replacement is opened to `target` (or to
+   * where `resolveEndpoint` says, evaluated after the drain, so a retarget during the drain is
+   * honoured) and set up, the backlog is flushed to it in order, and the old socket closes once
+   * its last reply arrived. A second call during a handoff joins the first.
+   *
    * @param drainCap Longest wait, in ms, for written commands to be answered.
-   * @param pin Keep new sockets on `target` until `unpin()` (the MOVING window).
+   * @param target Where to go; `undefined` asks `resolveEndpoint` at the time of opening.
    * @returns Details of the handoff.
    */
-  async handoff(
-    target: Endpoint | null,
-    drainCap: number,
-    pin = true,
-  ): Promise<{ from: Endpoint; to: Endpoint; drainMs: number; held: number }> {
+  handoff(drainCap: number, target?: Endpoint): Promise<HandoffResult> {
+    if (this.#handoff) return this.#handoff;
+    const p = this.#doHandoff(drainCap, target).finally(() => {
+      this.#handoff = undefined;
+    });
+    this.#handoff = p;
+    return p;
+  }
+
+  async #doHandoff(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
     const old = this.#link;
     const from = this.endpoint;
-    const to = target ?? this.#endpoint;
-    if (pin && target) this.#pinned = target;
-    if (this.#state >= STATE_CLOSING) return { from, to, drainMs: 0, held: 0 };
-    this.#hold = true;
     const start = this.#now();
+    if (!old || this.#state !== STATE_READY) {
+      // Not connected: the next socket goes where resolveEndpoint says.
+      return { from, to: target ?? this.#target(), drainMs: 0, held: 0, replaced: false };
+    }
+    this.#hold = true;
     try {
-      if (old && !old.closed) {
-        await this.#waitDrained(old, drainCap);
-      }
+      await this.#waitDrained(old, drainCap);
       const drainMs = this.#now() - start;
       const held = this.#unsent.length;
-      if (this.#state >= STATE_CLOSING) return { from, to, drainMs, held };
+      const to = target ?? this.#target();
+      if (this.#state !== STATE_READY || old.closed && this.#link !== old) {
+        return { from, to, drainMs, held, replaced: false };
+      }
       let link: Link;
       try {
-        link = await this.#openLink(to, Math.max(this.#o.connectTimeout, 1000));
+        link = await this.#openLink(to, this.#connectTimeout());
       } catch (e) {
         this.#o.logger.warn(
           `${this.#label}: cannot open the replacement connection to "${formatEndpoint(to)}": ${
             (e as Error).message
           }`,
         );
-        if (old && !old.closed && this.#link === old) {
-          // Keep serving on the old socket until the server closes it.
-          return { from, to: from, drainMs, held };
-        }
-        throw e;
+        // Keep serving on the old socket until the server closes it.
+        return { from, to: from, drainMs, held, replaced: false };
       }
-      if (this.#state >= STATE_CLOSING) {
+      if (this.#state !== STATE_READY && this.#state !== STATE_WAITING) {
         link.closed = true;
         link.transport.close();
-        return { from, to, drainMs, held };
+        return { from, to, drainMs, held, replaced: false };
       }
-      if (old && this.#link === old) {
+      if (this.#link === old) {
         this.#link = undefined;
-        this.#retiring.add(old);
-        if (old.inflight.length === 0) {
-          old.closed = true;
-          old.transport.close();
-          this.#retiring.delete(old);
+        if (!old.closed) {
+          if (old.inflight.length === 0) {
+            old.closed = true;
+            old.transport.close();
+          } else {
+            this.#retiring.add(old);
+          }
         }
       }
+      stopTimer(this.#reconnectTimer);
+      this.#reconnectTimer = undefined;
       this.#hold = false;
       this.#blocked = false;
       this.#install(link);
-      return { from, to, drainMs, held };
+      return { from, to, drainMs, held, replaced: true };
     } finally {
       this.#hold = false;
       if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
@@ -1036,11 +1134,6 @@ export class Connection {
         queueMicrotask(this.#flushCb);
       }
     }
-  }
-
-  /** Lets new sockets go to the configured endpoint again (the MOVING window ended). */
-  unpin(): void {
-    this.#pinned = undefined;
   }
 
   #waitDrained(link: Link, cap: number): Promise<void> {
