@@ -18,6 +18,9 @@ export interface TestCerts {
   clientKeyPem: string;
 }
 
+// P-256 keys: generated in milliseconds where RSA takes a noticeable fraction of a second.
+const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+
 function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
@@ -27,7 +30,7 @@ export function makeCerts(): TestCerts {
   const dir = mkdtempSync(join(tmpdir(), "edge-redis-tls-"));
   // deno-fmt-ignore
   {
-    openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+    openssl(["req", "-x509", ...EC_KEY, "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
       "-days", "2", "-subj", "/CN=edge-redis test CA",
       "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"], dir);
     writeFileSync(join(dir, "server.ext"), [
@@ -37,12 +40,12 @@ export function makeCerts(): TestCerts {
       "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
       "",
     ].join("\n"));
-    openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+    openssl(["req", ...EC_KEY, "-nodes", "-keyout", "server.key", "-out", "server.csr",
       "-subj", "/CN=localhost"], dir);
     openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
       "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext"], dir);
     writeFileSync(join(dir, "client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
-    openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr",
+    openssl(["req", ...EC_KEY, "-nodes", "-keyout", "client.key", "-out", "client.csr",
       "-subj", "/CN=edge-redis test client"], dir);
     openssl(["x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
       "-CAcreateserial", "-out", "client.crt", "-days", "2", "-extfile", "client.ext"], dir);
@@ -58,16 +61,32 @@ export function makeCerts(): TestCerts {
   };
 }
 
+// Servers started at the same time share one set of certificates (generation spawns openssl
+// seven times); the directory goes when the last of them stops.
+let shared: { certs: TestCerts; users: number } | undefined;
+
+function acquireCerts(): TestCerts {
+  shared ??= { certs: makeCerts(), users: 0 };
+  shared.users++;
+  return shared.certs;
+}
+
+function releaseCerts(certs: TestCerts): void {
+  if (shared?.certs !== certs || --shared.users > 0) return;
+  shared = undefined;
+  rmSync(certs.dir, { recursive: true, force: true });
+}
+
 /** A redis-server listening for TLS on `tlsPort` (plain TCP on `server.port` as well). */
 export interface TlsRedis {
   server: RedisServer;
   tlsPort: number;
   /** The CA that signed the server certificate (PEM). */
   caPem: string;
-  /** Directory of the certificates (removed by `stop`). */
+  /** Directory of the certificates (shared while several servers run; do not remove it). */
   dir: string;
   certs: TestCerts;
-  /** Stops the server and removes the certificates. Idempotent. */
+  /** Stops the server (and removes the certificates once no server uses them). Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -85,7 +104,7 @@ export interface TlsRedisOptions {
  */
 export async function startTlsRedis(options: TlsRedisOptions = {}): Promise<TlsRedis> {
   execFileSync("openssl", ["version"], { stdio: "ignore" });
-  const certs = makeCerts();
+  const certs = acquireCerts();
   const tlsPort = await freePort();
   let server: RedisServer;
   try {
@@ -106,7 +125,7 @@ export async function startTlsRedis(options: TlsRedisOptions = {}): Promise<TlsR
       readyPort: tlsPort,
     });
   } catch (e) {
-    rmSync(certs.dir, { recursive: true, force: true });
+    releaseCerts(certs);
     throw e;
   }
   let stopped = false;
@@ -120,7 +139,7 @@ export async function startTlsRedis(options: TlsRedisOptions = {}): Promise<TlsR
       if (stopped) return;
       stopped = true;
       await server.stop();
-      rmSync(certs.dir, { recursive: true, force: true });
+      releaseCerts(certs);
     },
   };
 }

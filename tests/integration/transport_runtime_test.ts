@@ -283,6 +283,25 @@ for (const [name, connector] of connectors) {
       await b.close();
     });
 
+    it("reports onClose once when a TLS server dies", async () => {
+      const own = await startTlsRedis();
+      try {
+        const p = await pingOver({
+          host: "127.0.0.1",
+          port: own.tlsPort,
+          tls: { caCerts: [own.caPem] },
+        });
+        await own.server.kill();
+        await p.until(() => p.closes.length > 0, "onClose after kill");
+        await sleep(50);
+        assert.equal(p.closes.length, 1);
+        p.t.close();
+        assert.equal(p.t.write(PING), false);
+      } finally {
+        await own.stop();
+      }
+    });
+
     it("writes a 10 MB value over TLS", async () => {
       const p = await Peer.open(connector, {
         host: "127.0.0.1",
