@@ -15,7 +15,7 @@ function str(s: string, bulk: boolean): string {
 }
 
 function int(n: number): string {
-  return `:${n}\r\n`;
+  return `:${Math.max(0, Math.ceil(n))}\r\n`;
 }
 
 /** `>4 MOVING <seq> <time> <target|null>` */

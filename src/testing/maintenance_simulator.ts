@@ -799,6 +799,32 @@ export class MaintenanceSimulator {
       await r.stop();
       throw closedError();
     }
+    // The primary waits repl-diskless-sync-delay (5 s by default) before a full sync: lower it
+    // for the duration of this sync, then restore it.
+    let delay: string | undefined;
+    try {
+      const v = await oneCommand(this.connector, primary.host, primary.port, [
+        "CONFIG",
+        "GET",
+        "repl-diskless-sync-delay",
+      ]);
+      const found = v instanceof Map
+        ? v.get("repl-diskless-sync-delay")
+        : Array.isArray(v)
+        ? v[1]
+        : undefined;
+      if (typeof found === "string" && found !== "0") {
+        await oneCommand(this.connector, primary.host, primary.port, [
+          "CONFIG",
+          "SET",
+          "repl-diskless-sync-delay",
+          "0",
+        ]);
+        delay = found;
+      }
+    } catch (e) {
+      this.#debug(`cannot lower repl-diskless-sync-delay: ${(e as Error).message}`);
+    }
     const c = await openControl(this.connector, r.host, r.port);
     try {
       await c.command(["REPLICAOF", primary.host, primary.port]);
@@ -815,6 +841,14 @@ export class MaintenanceSimulator {
       }
     } finally {
       c.close();
+      if (delay !== undefined) {
+        await oneCommand(this.connector, primary.host, primary.port, [
+          "CONFIG",
+          "SET",
+          "repl-diskless-sync-delay",
+          delay,
+        ]).catch(() => {});
+      }
     }
     this.#debug(`replica ${r.host}:${r.port} (pid ${r.pid}) in sync with ${key(primary)}`);
     return r;
