@@ -29,7 +29,8 @@ async function run(cmd: string[], opts: { quiet?: boolean; env?: Record<string, 
 
 async function has(bin: string): Promise<boolean> {
   try {
-    const r = await new Deno.Command(bin, { args: ["--version"], stdout: "null", stderr: "null" })
+    const args = bin === "openssl" ? ["version"] : ["--version"];
+    const r = await new Deno.Command(bin, { args, stdout: "null", stderr: "null" })
       .output();
     return r.success;
   } catch {
@@ -50,7 +51,9 @@ async function ensureApt(bin: string, pkg: string) {
   await run(["apt-get", "update", "-qq"], { quiet: true });
   const r = await run(["apt-get", "install", "-y", "-qq", pkg], { quiet: true });
   if (r.code !== 0 || !(await has(bin))) {
-    console.error(`Cannot install ${pkg} with apt-get. Install it by hand and run the tests again.`);
+    console.error(
+      `Cannot install ${pkg} with apt-get. Install it by hand and run the tests again.`,
+    );
     Deno.exit(1);
   }
 }
@@ -65,10 +68,13 @@ const summary: string[] = [];
 if (!bunOnly) {
   console.log(`\n=== Deno ${Deno.version.deno} ===`);
   const r = await run([Deno.execPath(), "test", "-A", ...paths]);
-  const m = r.out.match(/(\d+) passed[^|\n]*\|\s*(\d+) failed/g);
-  const last = m?.[m.length - 1]?.match(/(\d+) passed[^|\n]*\|\s*(\d+) failed/);
-  const p = last ? Number(last[1]) : 0;
-  const f = last ? Number(last[2]) : (r.code === 0 ? 0 : 1);
+  // "ok | 60 passed (928 steps) | 4 failed (4 steps)": count the steps when there are any.
+  const lines = r.out.split("\n").filter((l) => /\d+ passed.*\|\s*\d+ failed/.test(l));
+  const last = (lines[lines.length - 1] ?? "").replace(/\x1b\[[0-9;]*m/g, "");
+  const pm = last.match(/(\d+) passed(?: \((\d+) steps?\))?/);
+  const fm = last.match(/(\d+) failed(?: \((\d+) steps?\))?/);
+  const p = pm ? Number(pm[2] ?? pm[1]) : 0;
+  const f = fm ? Number(fm[2] ?? fm[1]) : (r.code === 0 ? 0 : 1);
   passed += p;
   failed += r.code !== 0 && f === 0 ? 1 : f;
   summary.push(`deno: ${p} passed, ${f} failed (exit ${r.code})`);

@@ -72,22 +72,30 @@ describe("faults", () => {
   it("garbage from the server: ProtocolError, that connection reset, other clients unaffected", async () => {
     let garbage = true;
     const fake = await startFakeServer((s, chunk) => {
+      // Answer the handshake like a server would, then garbage (or PONG) for each PING.
       const text = new TextDecoder().decode(chunk);
-      if (text.includes("HELLO")) {
-        // A valid HELLO reply, then garbage for the next command.
-        s.write("%1\r\n+server\r\n+fake\r\n");
-        if (text.includes("SETINFO")) s.write("+OK\r\n+OK\r\n");
-        return;
+      for (
+        const m of text.matchAll(
+          /\*\d+\r\n\$\d+\r\n([A-Za-z]+)\r\n(?:\$\d+\r\n([A-Za-z_-]+)\r\n)?/g,
+        )
+      ) {
+        const [name, sub] = [m[1]!.toUpperCase(), (m[2] ?? "").toUpperCase()];
+        if (name === "HELLO") s.write("%1\r\n+server\r\n+fake\r\n");
+        else if (name === "CLIENT" && sub === "MAINT_NOTIFICATIONS") {
+          s.write("-ERR unknown subcommand 'MAINT_NOTIFICATIONS'\r\n");
+        } else if (name === "PING") s.write(garbage ? "?this is not RESP\r\n" : "+PONG\r\n");
+        else s.write("+OK\r\n");
       }
-      if (garbage) s.write("?this is not RESP\r\n");
-      else s.write("+PONG\r\n");
     });
     const bad = new RedisClient({ url: fake.url, reconnect: { baseDelay: 10, maxDelay: 50 } });
     const good = new RedisClient({ url: server.url });
     await bad.connect();
     const errors: unknown[] = [];
     bad.addEventListener("error", (e) => errors.push((e as CustomEvent).detail));
-    const [r1, r2] = await Promise.allSettled([bad.sendCommand(["PING"]), good.sendCommand(["PING"])]);
+    const [r1, r2] = await Promise.allSettled([
+      bad.sendCommand(["PING"]),
+      good.sendCommand(["PING"]),
+    ]);
     assert.equal(r1.status, "rejected");
     assert.ok((r1 as PromiseRejectedResult).reason instanceof ProtocolError);
     assert.equal(typeof (r1 as PromiseRejectedResult).reason.offset, "number");
