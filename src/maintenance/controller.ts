@@ -170,10 +170,10 @@ function prune(seen: Map<number, number>, now: number): void {
  * Wiring, for the connection layer:
  *
  * 1. One controller per client (per database for a multi-database client).
- * 2. `attach(conn, endpoint)` before the connection's handshake, with the endpoint key the
- *    connection serves (the configured `host:port`, also for a replacement dialled to a MOVING
- *    target): a connection opened during a MOVING window is relaxed from its first byte.
- *    `detach(conn)` when it closes.
+ * 2. `attach(conn, endpoint)` before each socket's handshake (first connect, reconnect, the
+ *    replacement of a handoff), with the endpoint key the connection serves (the configured
+ *    `host:port`, also for a socket dialled to a MOVING target): a connection opened during a
+ *    MOVING window is relaxed from its first byte. `detach(conn)` when it closes for good.
  * 3. Every RESP3 push frame: `onPush(conn, frame)`; `undefined` means "not maintenance, route it
  *    on" (pub/sub, invalidation), an array means "consumed" (never a command's reply).
  * 4. Carry out the returned decisions, then arm one timer for `nextDeadline()` and call
@@ -255,8 +255,13 @@ export class MaintenanceController<C = string> {
   }
 
   /**
-   * Registers a connection. Call it before the connection's handshake; attaching an attached
-   * connection again moves it to `endpoint`.
+   * Registers a connection, or tells the controller that an attached one opened a new socket.
+   * Call it before every socket's handshake: the first one, a reconnect, and the replacement
+   * socket of a handoff done in place (same id, new socket).
+   *
+   * Attaching an attached connection again clears its retiring mark (the new socket dialled
+   * the current target, or the configured endpoint once a reconnect was due) and moves it to
+   * `endpoint`; its open windows, seen seqs and relaxation are kept.
    *
    * @param connection The connection's id.
    * @param endpoint The endpoint key the connection serves: the configured `host:port` (a
@@ -277,6 +282,7 @@ export class MaintenanceController<C = string> {
     const existing = this.#connections.get(connection);
     if (existing !== undefined) {
       existing.endpoint = key;
+      existing.retiring = false;
     } else {
       this.#connections.set(connection, {
         id: connection,
@@ -596,7 +602,7 @@ export class MaintenanceController<C = string> {
    * such a connection when it is released (idle ones are in the decision's `retire` list).
    *
    * @param connection The connection's id.
-   * @returns `true` once marked, until detached.
+   * @returns `true` once marked, until detached or attached again (a new socket).
    *
    * @example
    * ```ts

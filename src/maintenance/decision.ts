@@ -91,8 +91,11 @@ export interface WindowClosedDecision<C> {
  *
  * 1. On each connection in `retire`: hold new work in the backlog, let the commands already
  *    written drain until `drainDeadline` at the latest, then open the replacement to `target`
- *    (attach it with the same endpoint key: it is relaxed from its first byte), re-apply session
- *    state, flush the backlog in order, close the old socket and `detach` it. Idle pooled
+ *    (attach it with the same endpoint key before its handshake: it is relaxed from its first
+ *    byte; a connection that swaps its socket in place attaches its id again, which clears its
+ *    retiring mark), re-apply session state, flush the backlog in order, close the old socket
+ *    (and `detach` a replaced id). Read `movingTarget(endpoint)` when dialling: a
+ *    `handoff-retarget` may have changed the target while the drain ran. Idle pooled
  *    connections in `retire` are closed at once; busy exclusive ones when released
  *    (`isRetiring`).
  * 2. Until `windowEnd`, new connections for `endpoint` dial `target` (`movingTarget`).

@@ -438,6 +438,42 @@ describe("MaintenanceController: MOVING with a target (handoff)", () => {
   });
 });
 
+describe("MaintenanceController: a connection that swaps its socket in place", () => {
+  it("clears the retiring mark when attached again, so a later MOVING retires it again", () => {
+    const { clock, mc } = setup();
+    mc.attach("shared", E);
+    assert.deepEqual(
+      only(mc.onPush("shared", ["MOVING", 1, 15, "10.0.0.2:12000"]), "handoff").retire,
+      [
+        "shared",
+      ],
+    );
+    assert.equal(mc.isRetiring("shared"), true);
+    // The replacement socket's handshake: same id, still relaxed, no longer retiring.
+    clock.t = 300;
+    assert.deepEqual(mc.attach("shared", E), []);
+    assert.equal(mc.isRetiring("shared"), false);
+    assert.equal(mc.isRelaxed("shared"), true);
+    clock.t = 15_000;
+    mc.tick();
+    clock.t = 100_000;
+    const next = mc.onPush("shared", ["MOVING", 9, 15, "10.0.0.3:12000"]);
+    assert.deepEqual(only(next, "handoff").retire, ["shared"]);
+  });
+
+  it("keeps the connection's open windows across a new socket", () => {
+    const { mc } = setup();
+    mc.attach("shared", E);
+    mc.onPush("shared", ["MIGRATING", 1, 2, null]);
+    assert.deepEqual(mc.attach("shared", E), []);
+    assert.equal(mc.isRelaxed("shared"), true);
+    assert.deepEqual(types(mc.onPush("shared", ["MIGRATED", 2, null])), [
+      "window-closed",
+      "unrelax",
+    ]);
+  });
+});
+
 describe("MaintenanceController: a second MOVING during a handoff", () => {
   it("retargets the pin, extends the window, retires connections attached since", () => {
     const { clock, mc } = setup();
