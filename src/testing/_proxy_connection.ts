@@ -180,7 +180,7 @@ export class ProxyConnection {
       onDrain: () => {},
       onClose: () => this.#teardown(),
     });
-    this.#connect(upstream);
+    void this.#connect(upstream);
   }
 
   /** The upstream this connection forwards to. */
@@ -268,7 +268,7 @@ export class ProxyConnection {
     old?.close();
     this.#upstreamAddr = target;
     this.#connecting = true;
-    this.#connect(target, this.#sessionReplay());
+    await this.#connect(target, this.#sessionReplay());
   }
 
   #sessionReplay(): Uint8Array[][] {
@@ -286,8 +286,8 @@ export class ProxyConnection {
     return cmds;
   }
 
-  #connect(target: HostPort, replay: Uint8Array[][] = []): void {
-    this.#host.connector({ host: target.host, port: target.port }).then((up) => {
+  #connect(target: HostPort, replay: Uint8Array[][] = []): Promise<void> {
+    return this.#host.connector({ host: target.host, port: target.port }).then((up) => {
       if (this.#closed) {
         up.close();
         return;
