@@ -128,24 +128,39 @@ export function pairs(v: RespValue): [RespValue, RespValue][] {
   return out;
 }
 
+/**
+ * Sets `key` on a plain record. A key named `__proto__` becomes an own property instead of
+ * replacing the record's prototype (a hash field may be called anything).
+ */
+export function put<V>(target: Record<string, V>, key: string, value: V): void {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else target[key] = value;
+}
+
 /** A map or flat array to a record with text keys and raw values. */
 export function record(v: RespValue): Record<string, RespValue> {
   const out: Record<string, RespValue> = {};
-  for (const [k, x] of pairs(v)) out[str(k)] = x;
+  for (const [k, x] of pairs(v)) put(out, str(k), x);
   return out;
 }
 
 /** A map or flat array to a record with text keys and numeric values. */
 export function numRecord(v: RespValue): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [k, x] of pairs(v)) out[str(k)] = num(x);
+  for (const [k, x] of pairs(v)) put(out, str(k), num(x));
   return out;
 }
 
 /** A map or flat array to a record with text keys and text values. */
 export function strRecord(v: RespValue): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, x] of pairs(v)) out[str(k)] = str(x);
+  for (const [k, x] of pairs(v)) put(out, str(k), str(x));
   return out;
 }
 
@@ -200,7 +215,7 @@ export function scanPage(v: RespValue): [string, never[]] {
 export function streamEntry(v: RespValue): StreamEntry<never> {
   const a = arr(v);
   const fields: Record<string, never> = {};
-  for (const [k, x] of pairs(a[1] ?? null)) fields[str(k)] = x as never;
+  for (const [k, x] of pairs(a[1] ?? null)) put(fields, str(k), x as never);
   return { id: str(a[0] ?? null), fields };
 }
 
@@ -346,8 +361,8 @@ export function info(v: RespValue): Record<string, Record<string, string>> {
     if (line === "") continue;
     if (line.startsWith("#")) {
       const name = line.slice(1).trim().toLowerCase();
-      section = out[name] ?? {};
-      out[name] = section;
+      section = Object.hasOwn(out, name) ? out[name]! : {};
+      put(out, name, section);
       named = true;
       continue;
     }
@@ -357,7 +372,7 @@ export function info(v: RespValue): Record<string, Record<string, string>> {
       out["default"] = section;
       named = true;
     }
-    section[line.slice(0, colon)] = line.slice(colon + 1);
+    put(section, line.slice(0, colon), line.slice(colon + 1));
   }
   return out;
 }
@@ -372,7 +387,7 @@ export function clientList(v: RespValue): Record<string, string>[] {
     for (const part of line.split(" ")) {
       const eq = part.indexOf("=");
       if (eq === -1) continue;
-      rec[part.slice(0, eq)] = part.slice(eq + 1);
+      put(rec, part.slice(0, eq), part.slice(eq + 1));
     }
     out.push(rec);
   }

@@ -258,8 +258,7 @@ function xclaimArgs(
  *
  * @example A minimal executor
  * ```ts
- * import { RedisCommands } from "./commands.ts";
- * import type { RedisArgument } from "../resp/types.ts";
+ * import { type RedisArgument, RedisCommands } from "@edge/redis";
  *
  * class Recorder extends RedisCommands {
  *   sent: RedisArgument[][] = [];

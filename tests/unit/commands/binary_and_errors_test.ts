@@ -161,3 +161,30 @@ describe("sha1Hex", () => {
     }
   });
 });
+
+describe("records with hostile keys", () => {
+  it("keeps a __proto__ field as an own property", async () => {
+    for (
+      const reply of [
+        ["__proto__", "x", "a", "1"],
+        new Map<RespValue, RespValue>([["__proto__", "x"], ["a", "1"]]),
+      ]
+    ) {
+      const r = new Recorder();
+      r.replies.push(reply);
+      const h = await r.hgetall("h");
+      assert.equal(Object.getPrototypeOf(h), Object.prototype);
+      assert.ok(Object.hasOwn(h, "__proto__"));
+      assert.equal(h["__proto__"], "x");
+      assert.deepEqual(Object.keys(h), ["__proto__", "a"]);
+    }
+    const r = new Recorder();
+    r.replies.push([["1-0", ["__proto__", "p"]]], "# __proto__\r\n__proto__:1\r\n");
+    const [e] = await r.xrange("s");
+    assert.equal(e?.fields["__proto__"], "p");
+    assert.ok(Object.hasOwn(e!.fields, "__proto__"));
+    const info = await r.info();
+    assert.ok(Object.hasOwn(info, "__proto__"));
+    assert.equal(info["__proto__"]?.["__proto__"], "1");
+  });
+});
