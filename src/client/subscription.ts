@@ -211,7 +211,7 @@ export class SubscriptionManager {
     const steps: HandshakeStep[] = [];
     for (const kind of ["channel", "pattern", "shard"] as const) {
       const names = [...this.#subs[kind].keys()];
-      if (names.length > 0) steps.push({ args: [COMMANDS[kind][0], ...names] });
+      if (names.length > 0) steps.push({ args: [COMMANDS[kind][0], ...names], noReply: true });
     }
     return steps;
   }

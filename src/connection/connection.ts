@@ -46,6 +46,8 @@ export interface HandshakeStep {
   args: RedisArgument[];
   /** Called with the reply (an error reply arrives as a `ReplyError` value); throw to fail the handshake. */
   onReply?: (reply: RespValue) => void;
+  /** The command gets no reply slot (the subscribe family: confirmed by push frames). */
+  noReply?: boolean;
 }
 
 /** What a handoff did. */
@@ -178,11 +180,11 @@ class Link {
     readonly transport: Transport,
     readonly endpoint: Endpoint,
     onReply: (link: Link, value: RespValue) => void,
-    onPush: (frame: RespValue[]) => void,
+    onPush: (link: Link, frame: RespValue[]) => void,
   ) {
     this.decoder = new RespDecoder({
       onReply: (value) => onReply(this, value),
-      onPush,
+      onPush: (frame) => onPush(this, frame),
     });
   }
 }
@@ -193,6 +195,8 @@ const STATE_READY = 2;
 const STATE_WAITING = 3; // between reconnect attempts
 const STATE_CLOSING = 4;
 const STATE_CLOSED = 5;
+
+const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
 
 const PUBSUB_KINDS = new Set([
   "message",
@@ -552,7 +556,13 @@ export class Connection {
     return typeof k === "string" && PUBSUB_KINDS.has(k.toLowerCase());
   }
 
-  #onPush(frame: RespValue[]): void {
+  #onPush(link: Link, frame: RespValue[]): void {
+    // Pub/sub messages are taken from the current socket only: during a handoff both the old
+    // and the new socket are subscribed for a moment, and each message must arrive once.
+    if (link !== this.#link && this.#link !== undefined) {
+      const k = frame[0];
+      if (typeof k === "string" && MESSAGE_KINDS.has(k)) return;
+    }
     try {
       this.#o.hooks?.onPush?.(frame);
     } catch (e) {
@@ -701,36 +711,10 @@ export class Connection {
     this.#everReady = true;
     this.#attempt = 0;
     this.#o.hooks?.onReady?.(link.endpoint);
-    this.#writeSession(link);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
       queueMicrotask(this.#flushCb);
     }
-  }
-
-  #writeSession(link: Link): void {
-    const steps = this.#o.hooks?.session?.();
-    if (!steps || steps.length === 0) return;
-    const enc = this.#encoder;
-    for (const s of steps) {
-      enc.writeCommand(s.args);
-      if (s.onReply) {
-        const cb = s.onReply;
-        link.inflight.push({
-          args: s.args,
-          cmd: s.args[0],
-          resolve: (v) => cb(v as RespValue),
-          reject: (e) => this.#o.logger.warn(`Cannot restore the session: ${e.message}`),
-          transform: undefined,
-          flags: 0,
-          timeout: 0,
-          deadline: 0,
-          done: false,
-          bytes: 0,
-        });
-      }
-    }
-    link.transport.write(enc.take());
   }
 
   /** Opens a socket to `endpoint` and runs the handshake on it. */
@@ -772,7 +756,7 @@ export class Connection {
             transport,
             endpoint,
             (lk, v) => this.#onReply(lk, v),
-            (f) => this.#onPush(f),
+            (lk, f) => this.#onPush(lk, f),
           );
           link = l;
           countSocket(1);
@@ -876,8 +860,16 @@ export class Connection {
         },
       });
     }
+    // Session state (subscriptions, tracking) is restored before the socket takes any work;
+    // a PING after it confirms the server applied it (not on a RESP2 subscriber connection,
+    // where PING is a pub/sub reply).
+    const session = o.hooks?.session?.();
+    if (session && session.length > 0) {
+      steps.push(...session);
+      if (!o.subscriber) steps.push({ args: ["PING"], onReply: () => {} });
+    }
     return new Promise<void>((resolve, reject) => {
-      let left = steps.length;
+      let left = steps.filter((st) => !st.noReply).length;
       let failed = false;
       if (left === 0) {
         resolve();
@@ -887,6 +879,7 @@ export class Connection {
       const enc = this.#encoder;
       for (const step of steps) {
         enc.writeCommand(step.args);
+        if (step.noReply) continue;
         const done = (v: unknown) => {
           if (failed) return;
           try {

@@ -1,0 +1,127 @@
+// MOVING under load, through the MaintenanceSimulator in front of a real redis-server.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { RedisClient } from "../../mod.ts";
+import { MaintenanceSimulator } from "../../src/testing/mod.ts";
+import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
+import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
+
+interface Seen {
+  at: number;
+  type: string;
+  detail: Record<string, unknown>;
+}
+
+function record(client: RedisClient): Seen[] {
+  const seen: Seen[] = [];
+  for (const type of ["maintenance", "handoff"]) {
+    client.addEventListener(type, (e) => {
+      const detail = (e as CustomEvent).detail as Record<string, unknown>;
+      seen.push({
+        at: Date.now(),
+        type: type === "handoff" ? "handoff" : `m:${String(detail.type)}`,
+        detail,
+      });
+    });
+  }
+  return seen;
+}
+
+describe("scenario: MOVING under load", () => {
+  let server: RedisServer;
+  let sim: MaintenanceSimulator;
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  for (const workers of [16, 64]) {
+    it(`named target, ${workers} workers: zero failures, leaves the old socket within 1 s`, async () => {
+      sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
+      const client = new RedisClient({ ...sim.endpoint, commandTimeout: 1000 });
+      const seen = record(client);
+      await client.ping();
+      const prefix = `mv${workers}`;
+      const load = startLoad(client, workers, prefix);
+      await sleep(300);
+      const movingAt = Date.now();
+      const bind = sim.bind({ time: 3 });
+      await waitFor(() => seen.some((s) => s.type === "handoff"), 2000, "the handoff");
+      const handoff = seen.find((s) => s.type === "handoff")!;
+      const result = await bind; // the window ended: the server closed the old connections
+      const closedAt = Date.now();
+      await sleep(300);
+      const stats = await load.stop();
+      assert.deepEqual(stats.errors, []);
+      assert.equal(stats.failed, 0);
+      await assertCounters(client, stats, prefix);
+      const leftAfter = handoff.at - movingAt;
+      assert.ok(leftAfter < 1000, `left the old socket ${leftAfter} ms after MOVING`);
+      assert.ok(closedAt - handoff.at > 1500, "the handoff came long before the server's close");
+      assert.deepEqual(handoff.detail.to, result.target);
+      assert.equal(seen.filter((s) => s.type === "handoff").length, 1);
+      const during = stats.timeline.slice(
+        Math.floor((movingAt - stats.startedAt) / 100),
+        Math.floor((closedAt - stats.startedAt) / 100),
+      ).reduce((a, b) => a + (b ?? 0), 0);
+      console.log(
+        `  MOVING (${workers} workers): handoff after ${leftAfter} ms, drained in ${handoff.detail.drainMs} ms, ` +
+          `${handoff.detail.held} held; ${during} commands completed during the 3 s window, ${stats.ok} in all, 0 failed`,
+      );
+      // Only the replacement is left, on the target.
+      const conns = sim.connections();
+      assert.equal(conns.length, 1);
+      assert.equal(conns[0]!.endpoint, `${result.target.host}:${result.target.port}`);
+      await client.close();
+      await sim.close();
+      await assertNoLeaks();
+    });
+  }
+
+  it("MOVING re-sent to a late opt-in: one handoff per seq", async () => {
+    sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
+    const client = new RedisClient({ ...sim.endpoint, commandTimeout: 1000 });
+    const seen = record(client);
+    await client.ping();
+    const load = startLoad(client, 16, "late");
+    const bind = sim.bind({ time: 2 });
+    await waitFor(() => seen.some((s) => s.type === "handoff"), 2000, "the handoff");
+    // A new connection of the same client during the window (an exclusive one) opts in and
+    // gets the MOVING again, with the same seq: no second handoff.
+    const blocked = client.blpop(["late:list"], 0.3);
+    assert.equal(await blocked, null);
+    await bind;
+    const stats = await load.stop();
+    assert.equal(stats.failed, 0, stats.errors.join("\n"));
+    await assertCounters(client, stats, "late");
+    assert.equal(seen.filter((s) => s.type === "handoff").length, 1);
+    await client.close();
+    await sim.close();
+    await assertNoLeaks();
+  });
+
+  it("a second MOVING during the handoff updates the target", async () => {
+    sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
+    const client = new RedisClient({ ...sim.endpoint, commandTimeout: 1000 });
+    const seen = record(client);
+    await client.ping();
+    const load = startLoad(client, 16, "twice");
+    const first = sim.bind({ time: 3 });
+    const second = sim.bind({ time: 3 });
+    const [r1, r2] = await Promise.all([first, second]);
+    await sleep(200);
+    const stats = await load.stop();
+    assert.equal(stats.failed, 0, stats.errors.join("\n"));
+    await assertCounters(client, stats, "twice");
+    const targets = seen.filter((s) => s.type === "handoff").map((s) => s.detail.to);
+    assert.ok(targets.length >= 1);
+    assert.deepEqual(targets[targets.length - 1], r2.target);
+    assert.notDeepEqual(r1.target, r2.target);
+    await client.close();
+    await sim.close();
+    await assertNoLeaks();
+  });
+});
