@@ -686,6 +686,30 @@ describe("typed commands against a real redis-server", () => {
         assert.deepEqual(await b.echo(bytes), bytes);
       });
 
+      it("pipelines and transactions apply the same reply transforms", async () => {
+        await c.del("pt:h", "pt:z");
+        const piped = await c.pipeline()
+          .hset("pt:h", { a: "1", b: "2" })
+          .hgetall("pt:h")
+          .zadd("pt:z", [{ score: 1.5, member: "m" }])
+          .zrangeWithScores("pt:z", 0, -1)
+          .zscore("pt:z", "m")
+          .sismember("pt:none", "x")
+          .blpop("pt:none", 0.01)
+          .exec();
+        assert.deepEqual(piped, [
+          2,
+          { a: "1", b: "2" },
+          1,
+          [{ member: "m", score: 1.5 }],
+          1.5,
+          false,
+          null,
+        ]);
+        const tx = await c.multi().hgetall("pt:h").zpopmin("pt:z").exists("pt:h").exec();
+        assert.deepEqual(tx, [{ a: "1", b: "2" }, { member: "m", score: 1.5 }, 1]);
+      });
+
       it("1 MB values", async () => {
         const big = "v".repeat(1024 * 1024);
         assert.equal(await c.set("big:s", big), "OK");
