@@ -646,7 +646,15 @@ describe("typed commands against a real redis-server", () => {
         assert.equal(await c.memoryUsage("srv:none"), null);
         assert.equal(await c.swapdb(14, 15), "OK");
         assert.equal(await c.swapdb(14, 15), "OK");
+        // WAITAOF exists from Redis 7.2 on; the 7.0 server answers an error, a newer one [0, 0].
+        const aof = await c.waitaof(0, 0, 10).catch((e: unknown) => e);
+        if (aof instanceof ReplyError) assert.match(aof.message, /unknown command/i);
+        else assert.deepEqual(aof, [0, 0]);
+        assert.equal(await c.ping(), "PONG");
         assert.equal(await c.flushdb({ async: true }), "OK");
+        assert.equal(await c.dbsize(), 0);
+        await c.set("srv:k2", "v");
+        assert.equal(await c.flushall({ async: false }), "OK");
         assert.equal(await c.dbsize(), 0);
       });
 
