@@ -5,7 +5,7 @@
 //                   [--duration ms] [--warmup ms] [--npx] [--out dir]
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRedis } from "../tests/_helpers/redis_server.ts";
@@ -28,6 +28,8 @@ interface WorkloadMeta {
   latency: string;
   /** redis-benchmark arguments (after -h/-p) and the command. */
   ref: { c: number; P: number; cmd: string[]; label: string };
+  /** Expected reference requests/s, for sizing the first redis-benchmark run. */
+  refGuess: number;
   /** Ratio ours/reference the issue asks for, if any. */
   refTarget?: number;
 }
@@ -35,6 +37,7 @@ interface WorkloadMeta {
 const WORKLOADS: WorkloadMeta[] = [
   {
     id: "get-serial",
+    refGuess: 20_000,
     label: "GET 16 B, serial",
     latency: "per command",
     ref: { c: 1, P: 1, cmd: ["GET", KEYS.small], label: "-c 1" },
@@ -42,6 +45,7 @@ const WORKLOADS: WorkloadMeta[] = [
   },
   {
     id: "get-c50",
+    refGuess: 800_000,
     label: "GET 16 B, 50 concurrent callers",
     latency: "per command",
     ref: { c: 1, P: 50, cmd: ["GET", KEYS.small], label: "-c 1 -P 50" },
@@ -49,6 +53,7 @@ const WORKLOADS: WorkloadMeta[] = [
   },
   {
     id: "get-burst",
+    refGuess: 1_200_000,
     label: "GET 16 B, burst of 100 000",
     latency: "per burst",
     ref: { c: 1, P: 100, cmd: ["GET", KEYS.small], label: "-c 1 -P 100" },
@@ -56,6 +61,7 @@ const WORKLOADS: WorkloadMeta[] = [
   },
   {
     id: "set-pipeline",
+    refGuess: 1_200_000,
     label: "SET 16 B, pipelines of 100",
     latency: "per pipeline",
     ref: {
@@ -68,18 +74,21 @@ const WORKLOADS: WorkloadMeta[] = [
   },
   {
     id: "get100k-serial",
+    refGuess: 7_000,
     label: "GET 100 KB, serial",
     latency: "per command",
     ref: { c: 1, P: 1, cmd: ["GET", KEYS.large], label: "-c 1" },
   },
   {
     id: "get100k-c16",
+    refGuess: 10_000,
     label: "GET 100 KB, 16 concurrent",
     latency: "per command",
     ref: { c: 1, P: 16, cmd: ["GET", KEYS.large], label: "-c 1 -P 16" },
   },
   {
     id: "mget100",
+    refGuess: 15_000,
     label: "MGET 100 keys, serial",
     latency: "per command",
     ref: { c: 1, P: 1, cmd: ["MGET", ...KEYS.mget], label: "-c 1" },
@@ -129,16 +138,13 @@ function parseArgs(argv: string[]): Options {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const list = (name: string) =>
-    get(name)?.split(",").map((s) => s.trim()).filter(Boolean) ?? null;
+  const list = (name: string) => get(name)?.split(",").map((s) => s.trim()).filter(Boolean) ?? null;
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(
       `Usage: deno task bench [options]
   --rounds N         interleaved rounds (default 3, --quick 1)
   --only a,b         workloads: ${WORKLOADS.map((w) => w.id).join(", ")}
-  --clients a,b      contenders by id or client name: ${
-        CONTENDERS.map((c) => c.id).join(", ")
-      }
+  --clients a,b      contenders by id or client name: ${CONTENDERS.map((c) => c.id).join(", ")}
   --quick            short measurements (300 ms, 100 ms warmup) and 1 round, for smoke tests
   --duration ms      measured time per run (default 1500)
   --warmup ms        warmup per run, same process, not measured (default 400)
@@ -161,9 +167,7 @@ function parseArgs(argv: string[]): Options {
   for (const w of opts.only ?? []) {
     if (!WORKLOADS.some((x) => x.id === w)) {
       throw new RangeError(
-        `Cannot select workload "${w}": known are ${
-          WORKLOADS.map((x) => x.id)
-        }`,
+        `Cannot select workload "${w}": known are ${WORKLOADS.map((x) => x.id)}`,
       );
     }
   }
@@ -182,16 +186,12 @@ function ensurePeers(): void {
     existsSync(join(benchDir, "node_modules", "ioredis"))
   ) return;
   const lock = existsSync(join(benchDir, "package-lock.json"));
-  const args = lock
-    ? ["ci", "--prefix", benchDir]
-    : ["install", "--prefix", benchDir];
+  const args = lock ? ["ci", "--prefix", benchDir] : ["install", "--prefix", benchDir];
   console.error(`bench: installing peer clients: npm ${args.join(" ")}`);
   const r = spawnSync("npm", args, { stdio: "inherit", cwd: benchDir });
   if (r.status !== 0) {
     console.error(
-      `bench: npm ${
-        args[0]
-      } failed (status ${r.status}); node-redis and ioredis will be skipped`,
+      `bench: npm ${args[0]} failed (status ${r.status}); node-redis and ioredis will be skipped`,
     );
   }
 }
@@ -268,6 +268,8 @@ interface Sample {
   p99Us?: number;
   peakRss?: number;
   commandsPerRead?: number;
+  cpuUsPerOp?: number;
+  loadAvg?: number;
   ops?: number;
   seconds?: number;
   wallSeconds: number;
@@ -335,9 +337,7 @@ async function measureWorker(
     const why = res?.error ??
       (r.timedOut
         ? "timed out"
-        : `exit ${r.code}: ${
-          (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")
-        }`);
+        : `exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
     if (r.code === 3) c.skipped = why;
     return {
       contender: c.id,
@@ -358,6 +358,8 @@ async function measureWorker(
     p99Us: res.p99Us,
     peakRss: res.peakRss,
     commandsPerRead: res.commandsPerRead,
+    cpuUsPerOp: res.cpuUsPerOp,
+    loadAvg: res.loadAvg,
     ops: res.ops,
     seconds: res.seconds,
     wallSeconds,
@@ -374,8 +376,8 @@ async function measureReference(
   round: number,
 ): Promise<Sample> {
   const { c, P } = w.ref;
-  const guess = P > 1 ? 200_000 : 20_000;
-  let n = refRequests.get(w.id) ?? Math.round(guess * opts.duration / 1000);
+  let n = refRequests.get(w.id) ??
+    Math.round(w.refGuess * opts.duration / 1000);
   n = Math.max(c * P, Math.ceil(n / (c * P)) * c * P);
   const args = [
     "-h",
@@ -391,12 +393,8 @@ async function measureReference(
     "--csv",
   ];
   const cmd = ["redis-benchmark", ...args, ...w.ref.cmd];
-  const shown = `redis-benchmark -c ${c}${P > 1 ? ` -P ${P}` : ""} -n ${n} ${
-    w.ref.cmd[0]
-  } ${
-    w.ref.cmd.length > 3
-      ? `<${w.ref.cmd.length - 1} keys>`
-      : w.ref.cmd.slice(1).join(" ")
+  const shown = `redis-benchmark -c ${c}${P > 1 ? ` -P ${P}` : ""} -n ${n} ${w.ref.cmd[0]} ${
+    w.ref.cmd.length > 3 ? `<${w.ref.cmd.length - 1} keys>` : w.ref.cmd.slice(1).join(" ")
   }`;
   const t0 = performance.now();
   const before = await serverStats(port);
@@ -414,9 +412,7 @@ async function measureReference(
       workload: w.id,
       round,
       ok: false,
-      error: `redis-benchmark exit ${r.code}: ${
-        r.stderr.trim().split("\n").pop()
-      }`,
+      error: `redis-benchmark exit ${r.code}: ${r.stderr.trim().split("\n").pop()}`,
       wallSeconds,
       command: shown,
     };
@@ -435,6 +431,7 @@ async function measureReference(
     p50Us: Number(row[4]) * 1000,
     p99Us: Number(row[6]) * 1000,
     commandsPerRead: reads > 0 ? cmds / reads : NaN,
+    loadAvg: loadavg()[0],
     ops: n,
     seconds: n / rps,
     wallSeconds,
@@ -457,6 +454,7 @@ interface Cell {
   p99Us?: number;
   peakRss?: number;
   commandsPerRead?: number;
+  cpuUsPerOp?: number;
   command?: string;
 }
 
@@ -491,6 +489,7 @@ function aggregate(samples: Sample[]): Map<string, Cell> {
     cell.p99Us = median(ok.map((s) => s.p99Us ?? NaN));
     cell.peakRss = median(ok.map((s) => s.peakRss ?? NaN));
     cell.commandsPerRead = median(ok.map((s) => s.commandsPerRead ?? NaN));
+    cell.cpuUsPerOp = median(ok.map((s) => s.cpuUsPerOp ?? NaN));
   }
   return cells;
 }
@@ -510,11 +509,14 @@ const fmtRange = (c: Cell | undefined): string =>
     : fmtOps(c.median);
 const fmtUs = (n: number | undefined): string => {
   if (n === undefined || !Number.isFinite(n)) return "—";
-  if (n >= 10_000) return `${(n / 1000).toFixed(0)} ms`;
-  return n >= 100 ? n.toFixed(0) : n.toFixed(1);
+  if (n >= 1_000_000) return `${(n / 1e6).toFixed(2)} s`;
+  if (n >= 10_000) return `${(n / 1000).toFixed(1)} ms`;
+  return `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} µs`;
 };
 const fmtMb = (n: number | undefined): string =>
   n === undefined || !Number.isFinite(n) ? "—" : (n / 1048576).toFixed(0);
+const fmtCpu = (n: number | undefined): string =>
+  n === undefined || !Number.isFinite(n) ? "—" : n >= 10 ? n.toFixed(0) : n.toFixed(2);
 const fmtRatio = (a: number | undefined, b: number | undefined): string =>
   a === undefined || b === undefined || !Number.isFinite(a) ||
     !Number.isFinite(b) || b === 0
@@ -581,29 +583,19 @@ function targets(
 ): string[] {
   const out: string[] = [];
   const mark = (v: number | undefined, min: number) =>
-    v === undefined
-      ? "⏳ not measured"
-      : v >= min
-      ? `✅ ${v.toFixed(2)}x`
-      : `❌ ${v.toFixed(2)}x`;
+    v === undefined ? "⏳ not measured" : v >= min ? `✅ ${v.toFixed(2)}x` : `❌ ${v.toFixed(2)}x`;
   for (const r of rows) {
     const w = workloads.find((x) => x.id === r.workload)!;
     if (r.runtime === "bun") {
       out.push(
-        `- ${w.label}, Bun: ours/built-in ≥ 1.0x: ${
-          mark(r.oursOverBuiltin, 1.0)
-        }`,
+        `- ${w.label}, Bun: ours/built-in ≥ 1.0x: ${mark(r.oursOverBuiltin, 1.0)}`,
       );
       out.push(
-        `- ${w.label}, Bun: ours/best npm peer ≥ 1.1x: ${
-          mark(r.oursOverPeer, 1.1)
-        }`,
+        `- ${w.label}, Bun: ours/best npm peer ≥ 1.1x: ${mark(r.oursOverPeer, 1.1)}`,
       );
     } else {
       out.push(
-        `- ${w.label}, Deno: ours/best peer ≥ 1.1x: ${
-          mark(r.oursOverPeer, 1.1)
-        }`,
+        `- ${w.label}, Deno: ours/best peer ≥ 1.1x: ${mark(r.oursOverPeer, 1.1)}`,
       );
     }
     if (w.refTarget !== undefined) {
@@ -621,9 +613,9 @@ function targets(
     const ours = cells.get(`get-burst|ours@${rt}`)?.peakRss;
     if (builtinRss === undefined) continue;
     out.push(
-      `- Burst peak RSS, ours on ${
-        rt === "bun" ? "Bun" : "Deno"
-      } ≤ Bun built-in (${fmtMb(builtinRss)} MB): ${
+      `- Burst peak RSS, ours on ${rt === "bun" ? "Bun" : "Deno"} ≤ Bun built-in (${
+        fmtMb(builtinRss)
+      } MB): ${
         ours === undefined
           ? "⏳ not measured"
           : ours <= builtinRss
@@ -656,17 +648,13 @@ function markdown(
   for (const r of rows) {
     const w = workloads.find((x) => x.id === r.workload)!;
     const oursCell = cells.get(`${r.workload}|ours@${r.runtime}`);
-    const ours = r.ours
-      ? fmtRange(r.ours)
-      : oursCell?.errors.length
-      ? "failed"
-      : "skipped";
+    const ours = r.ours ? fmtRange(r.ours) : oursCell?.errors.length ? "failed" : "skipped";
     L.push(
       `| ${w.label} | ${r.runtime === "bun" ? "Bun" : "Deno"} | ${ours} | ${
         peerName(r.bestPeer)
-      } | ${fmtRange(r.bestPeer)} | ${
-        fmtRatio(r.ours?.median, r.bestPeer?.median)
-      } | ${r.runtime === "bun" ? fmtRange(r.builtin) : "—"} | ${
+      } | ${fmtRange(r.bestPeer)} | ${fmtRatio(r.ours?.median, r.bestPeer?.median)} | ${
+        r.runtime === "bun" ? fmtRange(r.builtin) : "—"
+      } | ${
         r.runtime === "bun" ? fmtRatio(r.ours?.median, r.builtin?.median) : "—"
       } | ${w.ref.label} | ${fmtRange(r.reference)} | ${
         fmtRatio(r.ours?.median, r.reference?.median)
@@ -677,42 +665,36 @@ function markdown(
   L.push(...targets(rows, cells, workloads));
   L.push("", "## Every contender", "");
   L.push(
-    "| Workload | Contender | ops/s median | min | max | p50 µs | p99 µs | latency of | peak RSS MB | cmds/read |",
+    "| Workload | Contender | ops/s median | min | max | p50 | p99 | latency of | peak RSS MB | CPU µs/op | cmds/read |",
   );
   L.push(
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
   );
   for (const w of workloads) {
     for (const c of CONTENDERS) {
       const cell = cells.get(`${w.id}|${c.id}`);
       if (!cell) continue;
-      const name = c.id === "redis-benchmark"
-        ? `redis-benchmark ${w.ref.label}`
-        : c.id;
+      const name = c.id === "redis-benchmark" ? `redis-benchmark ${w.ref.label}` : c.id;
       if (cell.median === undefined) {
         const why = c.skipped ? "skipped" : "failed";
-        L.push(`| ${w.label} | ${name} | ${why} | — | — | — | — | — | — | — |`);
+        L.push(
+          `| ${w.label} | ${name} | ${why} | — | — | — | — | — | — | — | — |`,
+        );
         continue;
       }
       L.push(
-        `| ${w.label} | ${name} | ${fmtOps(cell.median)} | ${
-          fmtOps(cell.min)
-        } | ${fmtOps(cell.max)} | ${fmtUs(cell.p50Us)} | ${
-          fmtUs(cell.p99Us)
-        } | ${c.runtime === "server" ? "per request" : w.latency} | ${
-          fmtMb(cell.peakRss)
-        } | ${
-          Number.isFinite(cell.commandsPerRead)
-            ? cell.commandsPerRead!.toFixed(1)
-            : "—"
+        `| ${w.label} | ${name} | ${fmtOps(cell.median)} | ${fmtOps(cell.min)} | ${
+          fmtOps(cell.max)
+        } | ${fmtUs(cell.p50Us)} | ${fmtUs(cell.p99Us)} | ${
+          c.runtime === "server" ? "per request" : w.latency
+        } | ${fmtMb(cell.peakRss)} | ${fmtCpu(cell.cpuUsPerOp)} | ${
+          Number.isFinite(cell.commandsPerRead) ? cell.commandsPerRead!.toFixed(1) : "—"
         } |`,
       );
     }
   }
   const skipped = CONTENDERS.filter((c) => c.skipped);
-  const failures = samples.filter((s) =>
-    !s.ok && !skipped.some((c) => c.id === s.contender)
-  );
+  const failures = samples.filter((s) => !s.ok && !skipped.some((c) => c.id === s.contender));
   if (skipped.length || failures.length) {
     L.push("", "## Skipped and failed runs", "");
     for (const c of skipped) L.push(`- ${c.id} skipped: ${c.skipped}`);
@@ -747,11 +729,10 @@ function cpuModel(): string {
 async function main(): Promise<void> {
   const opts = parseArgs(Deno.args);
   const started = Date.now();
+  const loadBefore = loadavg()[0]!;
   ensurePeers();
   const runtimes = resolveRuntimes(opts.npx);
-  const workloads = WORKLOADS.filter((w) =>
-    !opts.only || opts.only.includes(w.id)
-  );
+  const workloads = WORKLOADS.filter((w) => !opts.only || opts.only.includes(w.id));
   const contenders = CONTENDERS.filter((c) =>
     !opts.clients || opts.clients.includes(c.id) ||
     opts.clients.includes(c.client)
@@ -767,9 +748,8 @@ async function main(): Promise<void> {
   let redisVersion = "unknown";
   try {
     await seed(server.port);
-    const v =
-      spawnSync("redis-server", ["--version"], { encoding: "utf8" }).stdout ??
-        "";
+    const v = spawnSync("redis-server", ["--version"], { encoding: "utf8" }).stdout ??
+      "";
     redisVersion = v.match(/v=(\S+)/)?.[1] ?? "unknown";
     console.error(
       `bench: redis-server ${redisVersion} on 127.0.0.1:${server.port}; ${opts.rounds} round(s) × ${workloads.length} workload(s) × ${contenders.length} contender(s), ${opts.duration} ms each after ${opts.warmup} ms warmup`,
@@ -789,18 +769,14 @@ async function main(): Promise<void> {
               round,
             );
           samples.push(s);
-          const what = `[${round}/${opts.rounds}] ${w.id.padEnd(15)} ${
-            c.id.padEnd(16)
-          }`;
+          const what = `[${round}/${opts.rounds}] ${w.id.padEnd(15)} ${c.id.padEnd(16)}`;
           if (s.ok) {
             console.error(
-              `${what} ${fmtOps(s.opsPerSec).padStart(7)} ops/s  p50 ${
-                fmtUs(s.p50Us)
-              } µs  p99 ${fmtUs(s.p99Us)} µs  rss ${
-                fmtMb(s.peakRss)
-              } MB  cmds/read ${s.commandsPerRead?.toFixed(1)}  (${
-                s.wallSeconds.toFixed(1)
-              } s)`,
+              `${what} ${fmtOps(s.opsPerSec).padStart(7)} ops/s  p50 ${fmtUs(s.p50Us)}  p99 ${
+                fmtUs(s.p99Us)
+              }  rss ${fmtMb(s.peakRss)} MB  cpu ${fmtCpu(s.cpuUsPerOp)} µs/op  cmds/read ${
+                s.commandsPerRead?.toFixed(1)
+              }  load ${s.loadAvg?.toFixed(1)}  (${s.wallSeconds.toFixed(1)} s)`,
             );
           } else if (c.skipped) {
             console.error(
@@ -822,16 +798,17 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: `${cpuModel()}, ${Deno.build.os}`,
     "redis-server": redisVersion,
-    runtimes: `deno ${runtimes.deno?.version ?? "n/a"}, bun ${
-      runtimes.bun?.version ?? "n/a"
-    }`,
-    peers: `redis (node-redis) ${pkgVersion("redis")}, ioredis ${
-      pkgVersion("ioredis")
-    }`,
+    runtimes: `deno ${runtimes.deno?.version ?? "n/a"}, bun ${runtimes.bun?.version ?? "n/a"}`,
+    peers: `redis (node-redis) ${pkgVersion("redis")}, ioredis ${pkgVersion("ioredis")}`,
     settings:
       `${opts.rounds} round(s), ${opts.duration} ms measured after ${opts.warmup} ms warmup, fresh process per run, interleaved`,
     command: `deno task bench ${Deno.args.join(" ")}`.trim(),
     "total time": `${((Date.now() - started) / 1000).toFixed(0)} s`,
+    "1-min load average": `${loadBefore.toFixed(1)} at start, ${
+      loadavg()[0]!.toFixed(1)
+    } at end (this run alone keeps about 2 busy); median over the runs ${
+      median(samples.map((s) => s.loadAvg ?? NaN)).toFixed(1)
+    }`,
   };
   const md = markdown(samples, cells, rows, workloads, meta);
   console.log(md);
@@ -865,9 +842,7 @@ async function main(): Promise<void> {
     ) + "\n",
   );
   console.error(
-    `bench: wrote ${
-      relative(rootDir, join(opts.out, "latest.md"))
-    } and latest.json`,
+    `bench: wrote ${relative(rootDir, join(opts.out, "latest.md"))} and latest.json`,
   );
 }
 

@@ -8,6 +8,7 @@
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { loadavg } from "node:os";
 import { KEYS, serverStats, VALUE_100K, VALUE_16 } from "./_raw.ts";
 
 /** What every contender has to offer the workloads. */
@@ -39,6 +40,10 @@ export interface WorkerResult {
   peakRss?: number;
   /** Highest RSS sampled during warmup and measurement, bytes. */
   sampledPeakRss?: number;
+  /** CPU time (user + system) of this process per command in the measured window, µs. */
+  cpuUsPerOp?: number;
+  /** 1-minute load average of the machine at the end of the run. */
+  loadAvg?: number;
   /** Server counters over the measured window. */
   serverCommands?: number;
   serverReads?: number;
@@ -49,11 +54,7 @@ export interface WorkerResult {
 type Any = any;
 
 const require = createRequire(import.meta.url);
-const runtime = "Bun" in globalThis
-  ? "bun"
-  : "Deno" in globalThis
-  ? "deno"
-  : "node";
+const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
 const runtimeVersion = runtime === "bun"
   ? String((globalThis as Any).Bun.version)
   : runtime === "deno"
@@ -63,79 +64,78 @@ const runtimeVersion = runtime === "bun"
 class LoadError extends Error {}
 
 /** Builds an adapter per contender. Plugging in a new client is one entry here. */
-const CLIENTS: Record<string, (url: string, port: number) => Promise<Adapter>> =
-  {
-    async ours(url) {
-      const mod: Any = await import(new URL("../mod.ts", import.meta.url).href);
-      if (typeof mod.RedisClient !== "function") {
-        throw new LoadError("mod.ts does not export RedisClient yet");
-      }
-      const c: Any = new mod.RedisClient({ url });
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mget(...keys),
-        pipelineSet: (keys, v) => {
-          let p: Any = c.pipeline();
-          for (const k of keys) p = p.set(k, v);
-          return p.exec();
-        },
-        close: () => c.close(),
-      };
-    },
-    async "node-redis"(url) {
-      const { createClient } = require("redis");
-      const c: Any = createClient({ url });
-      c.on("error", () => {});
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mGet(keys),
-        pipelineSet: (keys, v) => {
-          const m = c.multi();
-          for (const k of keys) m.set(k, v);
-          return m.execAsPipeline();
-        },
-        close: () => (typeof c.close === "function" ? c.close() : c.quit()),
-      };
-    },
-    async ioredis(_url, port) {
-      const mod = require("ioredis");
-      const Redis = mod.default ?? mod.Redis ?? mod;
-      const c: Any = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
-      c.on("error", () => {});
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mget(keys as string[]),
-        pipelineSet: (keys, v) => {
-          const p = c.pipeline();
-          for (const k of keys) p.set(k, v);
-          return p.exec();
-        },
-        close: () => c.quit(),
-      };
-    },
-    async bun(url) {
-      if (runtime !== "bun") {
-        throw new LoadError("Bun's built-in RedisClient needs Bun");
-      }
-      const spec = "bun";
-      const { RedisClient }: Any = await import(spec);
-      const c: Any = new RedisClient(url);
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mget(...keys),
-        // Bun's client auto-pipelines every command issued in the same tick.
-        pipelineSet: (keys, v) => {
-          const ps = new Array(keys.length);
-          for (let i = 0; i < keys.length; i++) ps[i] = c.set(keys[i], v);
-          return Promise.all(ps);
-        },
-        close: () => Promise.resolve(c.close()),
-      };
-    },
-  };
+const CLIENTS: Record<string, (url: string, port: number) => Promise<Adapter>> = {
+  async ours(url) {
+    const mod: Any = await import(new URL("../mod.ts", import.meta.url).href);
+    if (typeof mod.RedisClient !== "function") {
+      throw new LoadError("mod.ts does not export RedisClient yet");
+    }
+    const c: Any = new mod.RedisClient({ url });
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mget(...keys),
+      pipelineSet: (keys, v) => {
+        let p: Any = c.pipeline();
+        for (const k of keys) p = p.set(k, v);
+        return p.exec();
+      },
+      close: () => c.close(),
+    };
+  },
+  async "node-redis"(url) {
+    const { createClient } = require("redis");
+    const c: Any = createClient({ url });
+    c.on("error", () => {});
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mGet(keys),
+      pipelineSet: (keys, v) => {
+        const m = c.multi();
+        for (const k of keys) m.set(k, v);
+        return m.execAsPipeline();
+      },
+      close: () => (typeof c.close === "function" ? c.close() : c.quit()),
+    };
+  },
+  async ioredis(_url, port) {
+    const mod = require("ioredis");
+    const Redis = mod.default ?? mod.Redis ?? mod;
+    const c: Any = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
+    c.on("error", () => {});
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mget(keys as string[]),
+      pipelineSet: (keys, v) => {
+        const p = c.pipeline();
+        for (const k of keys) p.set(k, v);
+        return p.exec();
+      },
+      close: () => c.quit(),
+    };
+  },
+  async bun(url) {
+    if (runtime !== "bun") {
+      throw new LoadError("Bun's built-in RedisClient needs Bun");
+    }
+    const spec = "bun";
+    const { RedisClient }: Any = await import(spec);
+    const c: Any = new RedisClient(url);
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mget(...keys),
+      // Bun's client auto-pipelines every command issued in the same tick.
+      pipelineSet: (keys, v) => {
+        const ps = new Array(keys.length);
+        for (let i = 0; i < keys.length; i++) ps[i] = c.set(keys[i], v);
+        return Promise.all(ps);
+      },
+      close: () => Promise.resolve(c.close()),
+    };
+  },
+};
 
 // ---- latency histogram: 1 µs buckets up to 100 ms, exact values above (constant memory) ----
 const HIST_MAX = 100_000;
@@ -168,9 +168,7 @@ function percentile(p: number): number {
 // ---- memory ----
 let sampledPeak = 0;
 function sampleRss(): void {
-  const rss = process.memoryUsage.rss
-    ? process.memoryUsage.rss()
-    : process.memoryUsage().rss;
+  const rss = process.memoryUsage.rss ? process.memoryUsage.rss() : process.memoryUsage().rss;
   if (rss > sampledPeak) sampledPeak = rss;
 }
 function vmHwm(): number {
@@ -196,11 +194,7 @@ interface Workload {
 const now = () => performance.now();
 
 function expectString(v: unknown, len: number, what: string): void {
-  const n = typeof v === "string"
-    ? v.length
-    : v instanceof Uint8Array
-    ? v.length
-    : -1;
+  const n = typeof v === "string" ? v.length : v instanceof Uint8Array ? v.length : -1;
   if (n !== len) {
     throw new Error(`Unexpected reply to ${what}: ${String(v).slice(0, 60)}`);
   }
@@ -250,23 +244,26 @@ function concurrentGet(key: string, len: number, callers: number): Workload {
 }
 
 const BURST = 100_000;
+/** Warmup bursts are smaller: slow clients need ~2 s per burst of 100 000. */
+const WARMUP_BURST = 10_000;
 const burstGet: Workload = {
   unit: "burst",
   check: async (c) => expectString(await c.get(KEYS.small), 16, "GET"),
   async run(c, deadline, rec) {
     let ops = 0;
-    const ps: Promise<unknown>[] = new Array(BURST);
+    const size = rec ? BURST : WARMUP_BURST;
+    let ps: Promise<unknown>[] = new Array(size);
     do {
       const t = now();
-      for (let i = 0; i < BURST; i++) ps[i] = c.get(KEYS.small);
+      for (let i = 0; i < size; i++) ps[i] = c.get(KEYS.small);
       const replies = await Promise.all(ps);
       const t2 = now();
       if (rec) record((t2 - t) * 1000);
-      expectString(replies[BURST - 1], 16, "GET in burst");
-      ops += BURST;
+      expectString(replies[size - 1], 16, "GET in burst");
+      ops += size;
       sampleRss();
     } while (now() < deadline);
-    ps.fill(undefined as unknown as Promise<unknown>);
+    ps = [];
     return ops;
   },
 };
@@ -382,9 +379,11 @@ async function main(): Promise<number> {
     await workload.run(c, now() + warmup, false);
     resetHist();
     const before = await serverStats(port);
+    const cpu0 = process.cpuUsage();
     const t0 = now();
     const ops = await workload.run(c, t0 + duration, true);
     const seconds = (now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const after = await serverStats(port);
     sampleRss();
     // The INFO call that took `after` counts as one command and one read, and the closing of the
@@ -400,6 +399,8 @@ async function main(): Promise<number> {
       p50Us: percentile(0.5),
       p99Us: percentile(0.99),
       latencyUnit: workload.unit,
+      cpuUsPerOp: (cpu.user + cpu.system) / ops,
+      loadAvg: loadavg()[0],
       peakRss: 0,
       sampledPeakRss: sampledPeak,
       serverCommands,
@@ -420,7 +421,11 @@ async function main(): Promise<number> {
 }
 
 function errText(e: unknown): string {
-  if (e instanceof Error) return `${e.name}: ${e.message}`.split("\n")[0]!;
+  if (e instanceof Error) {
+    const first = `${e.name}: ${e.message}`.split("\n")[0]!;
+    const at = (e.stack ?? "").split("\n").find((l) => l.trim().startsWith("at "))?.trim();
+    return e.message ? first : `${first} ${at ?? ""}`.trim();
+  }
   return String(e);
 }
 
