@@ -63,3 +63,10 @@ export type {
   ListenOptions,
   ServerTransport,
 } from "../transport/listen.ts";
+export type {
+  ConnectOptions,
+  Connector,
+  TlsOptions,
+  Transport,
+  TransportHandlers,
+} from "../transport/types.ts";

@@ -19,6 +19,7 @@ export interface RestAnswer {
 
 /** A request the mock received. */
 export interface RestRequestRecord {
+  /** HTTP method. */
   method: string;
   /** Path and query string. */
   url: string;
@@ -44,22 +45,31 @@ export interface RestMockOptions {
 
 /** Where the database listed by the mock is reachable. */
 export interface RestEndpoint {
+  /** IP address of the endpoint. */
   host: string;
+  /** TCP port. */
   port: number;
 }
 
 /** A request as the mock sees it. */
 export interface RestMockRequest {
+  /** HTTP method. */
   method: string;
+  /** Path without the query string. */
   path: string;
+  /** Query parameters. */
   query: URLSearchParams;
+  /** The `Authorization` header, if any. */
   authorization: string | undefined;
 }
 
 /** A response of the mock. */
 export interface RestMockResponse {
+  /** HTTP status. */
   status: number;
+  /** JSON body. */
   body: unknown;
+  /** How long to wait before answering, in ms. */
   delayMs: number;
 }
 

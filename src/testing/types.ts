@@ -138,7 +138,9 @@ export type NotificationType = "MOVING" | "MIGRATING" | "MIGRATED" | "FAILING_OV
 
 /** A notification the simulator announced. */
 export interface NotificationRecord {
+  /** The notification type. */
   type: NotificationType;
+  /** Its sequence number (shared across types, from 0). */
   seq: number;
   /** The announced time, in seconds (MOVING, MIGRATING, FAILING_OVER). */
   time?: number;
@@ -154,6 +156,7 @@ export interface NotificationRecord {
 
 /** A snapshot of one proxied connection. */
 export interface ConnectionInfo {
+  /** Connection id, unique within the process. */
   id: number;
   /** The simulator endpoint the client connected to, `host:port`. */
   endpoint: string;
@@ -181,6 +184,7 @@ export interface ConnectionInfo {
 
 /** State of an action started through the HTTP API. */
 export interface ActionStatus {
+  /** Progress: `pending` (queued behind another action), `running`, `success` or `failed`. */
   status: "pending" | "running" | "success" | "failed";
   /** The action's result, when it succeeded. */
   output: unknown;
