@@ -26,7 +26,23 @@ export {
   parseRedisUrl,
   type RedisClientOptions,
 } from "./src/client/options.ts";
-export { type ChainedCommands, Pipeline, Transaction } from "./src/client/pipeline.ts";
+export {
+  Batch,
+  type ChainedCommands,
+  Pipeline,
+  type PipelineExcluded,
+  Transaction,
+} from "./src/client/pipeline.ts";
+export type { ClientMaintenanceState } from "./src/client/_maintenance.ts";
+export type {
+  ConnectionSnapshot,
+  ConnectionWindowSnapshot,
+  EndpointWindowSnapshot,
+  MaintenanceSnapshot,
+} from "./src/maintenance/controller.ts";
+export type { ResolvedMaintenanceOptions } from "./src/maintenance/options.ts";
+export type { EndpointType, MaintenanceMode } from "./src/maintenance/options.ts";
+export type { HostPort } from "./src/maintenance/endpoint.ts";
 export {
   type PubSubListener,
   type PubSubMessage,

@@ -54,6 +54,7 @@ export class RedisError extends Error {
  * ```
  */
 export class ReplyError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_REPLY`. */
   override readonly code: string = "ERR_REDIS_REPLY";
   /** The first word of the server's message, e.g. `ERR`, `MOVED`, `WRONGTYPE`. */
   readonly prefix: string;
@@ -83,6 +84,7 @@ export class ReplyError extends RedisError {
  * ```
  */
 export class ConnectionError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_CONNECTION`. */
   override readonly code: string = "ERR_REDIS_CONNECTION";
   /**
    * Creates a connection error.
@@ -107,6 +109,7 @@ export class ConnectionError extends RedisError {
  * ```
  */
 export class TimeoutError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_TIMEOUT`. */
   override readonly code: string = "ERR_REDIS_TIMEOUT";
   /**
    * Creates a timeout error.
@@ -132,6 +135,7 @@ export class TimeoutError extends RedisError {
  * ```
  */
 export class ClosedError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_CLOSED`. */
   override readonly code: string = "ERR_REDIS_CLOSED";
   /**
    * Creates a closed error.
@@ -156,6 +160,7 @@ export class ClosedError extends RedisError {
  * ```
  */
 export class ProtocolError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_PROTOCOL`. */
   override readonly code: string = "ERR_REDIS_PROTOCOL";
   /** Byte offset in the connection's input stream where the fault was found, or -1 if unknown. */
   readonly offset: number;
@@ -184,6 +189,7 @@ export class ProtocolError extends RedisError {
  * ```
  */
 export class CircuitOpenError extends RedisError {
+  /** A stable machine-readable code: `ERR_REDIS_CIRCUIT_OPEN`. */
   override readonly code: string = "ERR_REDIS_CIRCUIT_OPEN";
   /**
    * Creates a circuit-open error.

@@ -29,7 +29,16 @@ export interface MaintenanceHost {
   emit(name: "maintenance" | "handoff", detail: unknown): void;
 }
 
-/** Maintenance state of one client (see `RedisClient.maintenanceState()`). */
+/**
+ * Maintenance state of one client, as `RedisClient.maintenanceState()` returns it: open MOVING
+ * windows, and per connection (named `shared`, `exclusive#N`) its windows and timeouts.
+ *
+ * @example
+ * ```ts ignore
+ * import type { ClientMaintenanceState } from "@edge/redis";
+ * const state: ClientMaintenanceState | undefined = client.maintenanceState();
+ * ```
+ */
 export type ClientMaintenanceState = MaintenanceSnapshot<string>;
 
 export class MaintenanceSupport {

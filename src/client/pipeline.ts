@@ -36,7 +36,7 @@ export type ChainedCommands<Self> = {
 };
 
 /** Methods that are not one command with one reply, hence not available in a batch. */
-type PipelineExcluded = "evalScript";
+export type PipelineExcluded = "evalScript";
 
 const EXCLUDED = new Set<string>(["constructor", "_run", "evalScript"]);
 
@@ -51,7 +51,18 @@ function installCommands(target: { prototype: object }): void {
   }
 }
 
-abstract class Batch {
+/**
+ * What pipelines and transactions share: the recorded commands and `sendCommand`.
+ *
+ * @example
+ * ```ts ignore
+ * import { type Batch, RedisClient } from "@edge/redis";
+ * const client = new RedisClient();
+ * const batch: Batch = client.pipeline().set("k", "v");
+ * console.log(batch.length); // 1
+ * ```
+ */
+export abstract class Batch {
   /** @internal */
   readonly _queue: QueuedCommand[] = [];
   /** @internal */
@@ -97,6 +108,7 @@ abstract class Batch {
  * ```
  */
 export interface Pipeline extends ChainedCommands<Pipeline> {}
+/** A pipeline: see the interface of the same name. */
 export class Pipeline extends Batch {
   /**
    * Sends every recorded command.
@@ -134,6 +146,7 @@ installCommands(Pipeline);
  * ```
  */
 export interface Transaction extends ChainedCommands<Transaction> {}
+/** A transaction: see the interface of the same name. */
 export class Transaction extends Batch {
   readonly #onDone: (() => void) | undefined;
 

@@ -79,11 +79,14 @@ export interface Transport {
  * Opens a transport. Rejects with an `Error` whose message says what failed; the connection
  * layer wraps it into a `ConnectionError` naming the endpoint.
  *
- * @example Inject a connector
- * ```ts
+ * @example Inject a connector that logs every connection attempt
+ * ```ts ignore
  * import { type Connector, RedisClient } from "@edge/redis";
- * import { nodeConnector } from "@edge/redis/transport/node";
- * const connector: Connector = (o) => nodeConnector(o);
+ * const base: Connector = ...; // e.g. a transport over a tunnel
+ * const connector: Connector = (o) => {
+ *   console.log(`connecting to ${o.host}:${o.port}`);
+ *   return base(o);
+ * };
  * const client = new RedisClient({ connector });
  * ```
  */
