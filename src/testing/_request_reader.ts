@@ -91,6 +91,9 @@ export class RequestReader {
       const len = this.#int(buf, pos + 1, e);
       const dataStart = e + 2;
       if (dataStart + len + 2 > buf.length) return -1;
+      if (buf[dataStart + len] !== CR || buf[dataStart + len + 1] !== LF) {
+        throw new RequestSyntaxError("Protocol error: bulk string not followed by CRLF");
+      }
       args.push(buf.subarray(dataStart, dataStart + len));
       pos = dataStart + len + 2;
     }
