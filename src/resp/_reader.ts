@@ -151,19 +151,169 @@ function ascii(start: number, end: number): string {
   return s;
 }
 
-/** Decodes B[start..end) as UTF-8 (invalid sequences become U+FFFD). */
-function str(start: number, end: number): string {
-  const n = end - start;
-  if (n <= 32) {
-    let s = "";
-    for (let i = start; i < end; i++) {
-      const c = B[i]!;
-      if (c >= 0x80) return utf8.decode(B.subarray(start, end));
-      s += String.fromCharCode(c);
-    }
-    return s;
+const fcc = String.fromCharCode;
+
+/** Decodes B[s..e) as UTF-8 (invalid sequences become U+FFFD). */
+function str(s: number, e: number): string {
+  const n = e - s;
+  if (n > 16) return utf8.decode(B.subarray(s, e));
+  let or = 0;
+  for (let i = s; i < e; i++) or |= B[i]!;
+  if (or >= 0x80) return utf8.decode(B.subarray(s, e));
+  switch (n) {
+    case 0:
+      return "";
+    case 1:
+      return fcc(B[s]!);
+    case 2:
+      return fcc(B[s]!, B[s + 1]!);
+    case 3:
+      return fcc(B[s]!, B[s + 1]!, B[s + 2]!);
+    case 4:
+      return fcc(B[s]!, B[s + 1]!, B[s + 2]!, B[s + 3]!);
+    case 5:
+      return fcc(B[s]!, B[s + 1]!, B[s + 2]!, B[s + 3]!, B[s + 4]!);
+    case 6:
+      return fcc(B[s]!, B[s + 1]!, B[s + 2]!, B[s + 3]!, B[s + 4]!, B[s + 5]!);
+    case 7:
+      return fcc(B[s]!, B[s + 1]!, B[s + 2]!, B[s + 3]!, B[s + 4]!, B[s + 5]!, B[s + 6]!);
+    case 8:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+      );
+    case 9:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+      );
+    case 10:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+      );
+    case 11:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+      );
+    case 12:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+        B[s + 11]!,
+      );
+    case 13:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+        B[s + 11]!,
+        B[s + 12]!,
+      );
+    case 14:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+        B[s + 11]!,
+        B[s + 12]!,
+        B[s + 13]!,
+      );
+    case 15:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+        B[s + 11]!,
+        B[s + 12]!,
+        B[s + 13]!,
+        B[s + 14]!,
+      );
+    case 16:
+      return fcc(
+        B[s]!,
+        B[s + 1]!,
+        B[s + 2]!,
+        B[s + 3]!,
+        B[s + 4]!,
+        B[s + 5]!,
+        B[s + 6]!,
+        B[s + 7]!,
+        B[s + 8]!,
+        B[s + 9]!,
+        B[s + 10]!,
+        B[s + 11]!,
+        B[s + 12]!,
+        B[s + 13]!,
+        B[s + 14]!,
+        B[s + 15]!,
+      );
   }
-  return utf8.decode(B.subarray(start, end));
+  return "";
 }
 
 function bytes(start: number, end: number): Uint8Array {
@@ -343,7 +493,8 @@ function value(depth: number): Parsed {
       if (cr === NEED) return INCOMPLETE;
       P = cr + 2;
       if (t === 0x2d) return new ReplyError(str(s, cr));
-      return BIN ? bytes(s, cr) : str(s, cr);
+      if (BIN) return bytes(s, cr);
+      return cr - s === 2 && B[s] === 0x4f && B[s + 1] === 0x4b ? "OK" : str(s, cr);
     }
     case 0x3a: // :
       return readInteger();
@@ -469,6 +620,56 @@ function streamedString(at: number, depth: number): Parsed {
     o += parts[i + 1]! - parts[i]!;
   }
   return BIN ? out : utf8.decode(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast decode loop
+
+/** Where `decodeChunk` delivers frames. */
+export interface Sink {
+  onReply(value: RespValue, attributes?: Map<RespValue, RespValue>): void;
+  onPush(frame: RespValue[]): void;
+}
+
+/** Result of a handler that threw during `decodeChunk` (the first one), else undefined. */
+export class HandlerFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Decodes the complete frames of buf[p..end) and delivers them. Returns the index where an
+ * incomplete frame starts (`end` when none). A handler that throws does not stop the loop:
+ * the first such error is stored in `failure.f`.
+ */
+export function decodeChunk(
+  flags: { readonly binary: boolean },
+  sink: Sink,
+  buf: Uint8Array,
+  p: number,
+  end: number,
+  base: number,
+  failure: { f: HandlerFailure | undefined },
+): number {
+  while (p < end) {
+    // set on every frame: a handler may have run another decoder in between
+    B = buf;
+    P = p;
+    E = end;
+    BASE = base;
+    BIN = flags.binary;
+    OWNED = false;
+    const v = parseFrame();
+    if (v === INCOMPLETE) return p;
+    p = P;
+    try {
+      if (TYPE === 0x3e) sink.onPush(v as RespValue[]);
+      else if (ATTRS === undefined) sink.onReply(v);
+      else sink.onReply(v, ATTRS);
+    } catch (e) {
+      if (failure.f === undefined) failure.f = new HandlerFailure(e);
+    }
+  }
+  return end;
 }
 
 // ---------------------------------------------------------------------------------------------

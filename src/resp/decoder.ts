@@ -5,7 +5,15 @@
  */
 
 import { ProtocolError } from "../errors.ts";
-import { INCOMPLETE, parseFrame, pos, Scanner, setInput } from "./_reader.ts";
+import {
+  decodeChunk,
+  HandlerFailure,
+  INCOMPLETE,
+  parseFrame,
+  pos,
+  Scanner,
+  setInput,
+} from "./_reader.ts";
 import * as reader from "./_reader.ts";
 import type { RespValue } from "./types.ts";
 
@@ -73,6 +81,7 @@ export class RespDecoder {
   #binaryFrame = false;
   #scanner = new Scanner();
   #error: ProtocolError | undefined;
+  #failure: { f: HandlerFailure | undefined } = { f: undefined };
 
   /**
    * Creates a decoder.
@@ -115,48 +124,53 @@ export class RespDecoder {
   #feed(chunk: Uint8Array): void {
     const end = chunk.length;
     const base = this.#offset;
+    const failure = this.#failure;
+    failure.f = undefined;
     let p = 0;
-    let handlerError: unknown = undefined;
-    let failed = false;
-    if (this.#accLen > 0) p = this.#resume(chunk, 0);
-    for (;;) {
-      if (p < 0) break;
-      let v: RespValue | typeof INCOMPLETE;
-      if (this.#accLen > 0) {
-        // a resume completed the collected frame: decode it from acc
-        const frameEnd = this.#scanPos;
-        const big = this.#acc.length > KEEP;
-        setInput(this.#acc, 0, frameEnd, this.#accBase, this.#binaryFrame, big);
-        v = parseFrame();
-        this.#accLen = 0;
-        if (big) this.#acc = EMPTY;
-        if (v === INCOMPLETE) {
-          throw new ProtocolError("Cannot decode the reply: inconsistent frame", this.#accBase);
-        }
-      } else {
-        if (p >= end) break;
-        setInput(chunk, p, end, base, this.binary, false);
-        v = parseFrame();
-        if (v === INCOMPLETE) {
-          // the frame continues in later chunks: collect it
-          this.#binaryFrame = this.binary;
-          this.#accBase = base + p;
-          this.#scanPos = 0;
-          this.#scanner.reset();
-          p = this.#resume(chunk, p);
-          continue;
-        }
-        p = pos();
-      }
-      try {
-        this.#emit(v, reader.ATTRS, reader.TYPE);
-      } catch (e) {
-        if (!failed) handlerError = e;
-        failed = true;
-      }
+    if (this.#accLen > 0) {
+      p = this.#resume(chunk, 0);
+      if (p >= 0) this.#flush(failure);
+    }
+    while (p >= 0 && p < end) {
+      p = decodeChunk(this, this.#handlers, chunk, p, end, base, failure);
+      if (p === end) break;
+      // the frame at p continues in later chunks: collect it
+      this.#binaryFrame = this.binary;
+      this.#accBase = base + p;
+      this.#scanPos = 0;
+      this.#scanner.reset();
+      p = this.#resume(chunk, p);
+      if (p >= 0) this.#flush(failure); // cannot happen: the parser saw it incomplete
     }
     this.#offset = base + end;
-    if (failed) throw handlerError;
+    const f = failure.f as HandlerFailure | undefined;
+    if (f !== undefined) {
+      failure.f = undefined;
+      throw f.error;
+    }
+  }
+
+  /** Decodes the frame collected in acc[0..scanPos) and delivers it. */
+  #flush(failure: { f: HandlerFailure | undefined }): void {
+    const frameEnd = this.#scanPos;
+    const acc = this.#acc;
+    const big = acc.length > KEEP;
+    this.#accLen = 0;
+    if (big) this.#acc = EMPTY;
+    setInput(acc, 0, frameEnd, this.#accBase, this.#binaryFrame, big);
+    const v = parseFrame();
+    if (v === INCOMPLETE) {
+      throw new ProtocolError("Cannot decode the reply: inconsistent frame", this.#accBase);
+    }
+    const attrs = reader.ATTRS;
+    const type = reader.TYPE;
+    try {
+      if (type === 0x3e) this.#handlers.onPush(v as RespValue[]);
+      else if (attrs === undefined) this.#handlers.onReply(v);
+      else this.#handlers.onReply(v, attrs);
+    } catch (e) {
+      if (failure.f === undefined) failure.f = new HandlerFailure(e);
+    }
   }
 
   /**
@@ -192,11 +206,5 @@ export class RespDecoder {
     }
     this.#acc.set(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to), len);
     this.#accLen = len + n;
-  }
-
-  #emit(v: RespValue, attrs: Map<RespValue, RespValue> | undefined, type: number): void {
-    if (type === 0x3e) this.#handlers.onPush(v as RespValue[]);
-    else if (attrs === undefined) this.#handlers.onReply(v);
-    else this.#handlers.onReply(v, attrs);
   }
 }

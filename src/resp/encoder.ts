@@ -8,8 +8,12 @@ import { ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "./types.ts";
 
 const utf8 = new TextEncoder();
+const EMPTY = new Uint8Array(0);
 const CR = 13;
 const LF = 10;
+
+/** Largest block allocated for batch-size reasons (a larger command still gets its room). */
+const MAX_BLOCK = 4 * 1024 * 1024;
 
 /** Strings up to this many UTF-16 units are written by a plain loop when they are ASCII. */
 const SHORT = 64;
@@ -69,6 +73,8 @@ export class RespEncoder {
   /** End of the pending bytes in #buf. */
   #end = 0;
   #capacity: number;
+  /** Recent size of a taken batch (decaying maximum). */
+  #batch = 0;
 
   /**
    * Creates an encoder.
@@ -104,6 +110,13 @@ export class RespEncoder {
    */
   take(): Uint8Array {
     const out = this.#buf.subarray(this.#start, this.#end);
+    const n = out.length;
+    this.#batch = n > this.#batch ? n : this.#batch - (this.#batch >> 3) + (n >> 3);
+    // start the next batch in a new block unless a typical batch still fits in this one
+    if (this.#buf.length - this.#end < this.#batch) {
+      this.#buf = EMPTY;
+      this.#end = 0;
+    }
     this.#start = this.#end;
     return out;
   }
@@ -112,9 +125,13 @@ export class RespEncoder {
   #reserve(n: number): void {
     if (this.#end + n <= this.#buf.length) return;
     const pending = this.#end - this.#start;
-    const size = pending === 0
-      ? Math.max(this.#capacity, n)
-      : Math.max(this.#buf.length * 2, pending + n, this.#capacity);
+    // a new block holds about two batches of the size recently taken, so that a batch seldom
+    // outgrows its block (each growth is an allocation plus a copy)
+    const size = Math.max(
+      this.#capacity,
+      pending === 0 ? n : (pending + n) * 2,
+      Math.min(this.#batch + (this.#batch >> 1), MAX_BLOCK),
+    );
     const next = new Uint8Array(size);
     if (pending > 0) next.set(this.#buf.subarray(this.#start, this.#end));
     this.#buf = next;
