@@ -1070,6 +1070,15 @@ export class Connection {
   }
 
   async #doHandoff(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
+    if (this.#state === STATE_CONNECTING && this.#connectPromise) {
+      // MOVING arrived during the handshake of a socket to the old endpoint: hand off as soon
+      // as that socket is ready.
+      try {
+        await this.#connectPromise;
+      } catch {
+        // The next attempt dials where resolveEndpoint says.
+      }
+    }
     const old = this.#link;
     const from = this.endpoint;
     const start = this.#now();
