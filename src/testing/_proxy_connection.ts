@@ -126,6 +126,8 @@ export class ProxyConnection {
   #upstreamAddr: HostPort;
   #framer: RespFramer | undefined;
   #connecting = true;
+  #connectDone: Promise<void> = Promise.resolve();
+  #pendingSwitches = 0;
   #switching = false;
   #pendingUp: Uint8Array[] = [];
   #fwdBatch: Uint8Array[] = [];
@@ -180,7 +182,7 @@ export class ProxyConnection {
       onDrain: () => {},
       onClose: () => this.#teardown(),
     });
-    void this.#connect(upstream);
+    this.#connectDone = this.#connect(upstream);
   }
 
   /** The upstream this connection forwards to. */
@@ -244,10 +246,22 @@ export class ProxyConnection {
    * is closed), then a new upstream connection is opened, the session (HELLO/AUTH, SELECT,
    * CLIENT TRACKING, subscriptions) is re-applied silently and the waiting requests follow.
    */
-  async switchUpstream(target: HostPort, drainTimeoutMs = 5_000): Promise<void> {
-    if (this.#closed) return;
+  switchUpstream(target: HostPort, drainTimeoutMs = 5_000): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    // New requests wait from now on. One switch at a time; a switch waits for the connection
+    // attempt in progress.
+    this.#pendingSwitches++;
     this.#switching = true;
-    if (this.#sentUnanswered > 0 || this.#connecting) {
+    this.#connectDone = this.#connectDone.then(() => this.#switch(target, drainTimeoutMs));
+    return this.#connectDone;
+  }
+
+  async #switch(target: HostPort, drainTimeoutMs: number): Promise<void> {
+    if (this.#closed) {
+      this.#pendingSwitches--;
+      return;
+    }
+    if (this.#sentUnanswered > 0) {
       const drained = await new Promise<boolean>((resolve) => {
         const t = setTimeout(() => resolve(false), drainTimeoutMs);
         this.#drainWaiters.push(() => {
@@ -256,11 +270,13 @@ export class ProxyConnection {
         });
       });
       if (!drained) {
+        this.#pendingSwitches--;
         this.#host.debug(`connection ${this.id}: in-flight replies did not drain, closing it`);
         this.close();
         return;
       }
     }
+    this.#pendingSwitches--;
     if (this.#closed) return;
     const old = this.#up;
     this.#up = undefined;
@@ -325,16 +341,19 @@ export class ProxyConnection {
         s.sent = true;
         this.#sentUnanswered++;
       }
-      this.#switching = false;
-      for (let i = this.#fwdHead + silent.length; i < this.#fwd.length; i++) {
-        const s = this.#fwd[i]!;
-        if (!s.sent) {
-          s.sent = true;
-          this.#sentUnanswered++;
+      // Held requests follow, unless another switch is already waiting.
+      this.#switching = this.#pendingSwitches > 0;
+      if (!this.#switching) {
+        for (let i = this.#fwdHead + silent.length; i < this.#fwd.length; i++) {
+          const s = this.#fwd[i]!;
+          if (!s.sent) {
+            s.sent = true;
+            this.#sentUnanswered++;
+          }
         }
+        bytes.push(...this.#pendingUp);
+        this.#pendingUp = [];
       }
-      bytes.push(...this.#pendingUp);
-      this.#pendingUp = [];
       if (bytes.length > 0) up.write(concat(bytes));
     }, (e: unknown) => {
       this.#host.debug(

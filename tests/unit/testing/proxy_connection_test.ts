@@ -139,4 +139,36 @@ describe("ProxyConnection", () => {
     upstream.h.onData(enc.encode("+PONG\r\n"));
     assert.equal(client.text(), "+PONG\r\n");
   });
+
+  it("switches upstream: drains in-flight replies, replays the session silently, then sends held requests", async () => {
+    const first = new FakeSocket();
+    const second = new FakeSocket();
+    const sockets = [first, second];
+    const { client, conn, send } = setup({
+      connector: () => Promise.resolve(sockets.shift()! as Transport),
+    });
+    await tick();
+    send(["SELECT", "2"]);
+    first.h.onData(enc.encode("+OK\r\n"));
+    send(["BLPOP", "q", "1"]);
+    const switched = conn.switchUpstream({ host: "127.0.0.1", port: 7001 });
+    send(["GET", "k"]);
+    await tick();
+    assert.ok(!first.text().includes("GET"), "held while the old upstream owes a reply");
+    assert.equal(second.written.length, 0);
+    first.h.onData(enc.encode("*-1\r\n"));
+    await switched;
+    assert.equal(conn.upstream.port, 7001);
+    assert.equal(
+      second.text(),
+      dec.decode(encodeCommand(["SELECT", "2"])) + dec.decode(encodeCommand(["GET", "k"])),
+    );
+    second.h.onData(enc.encode("+OK\r\n$1\r\nv\r\n"));
+    assert.equal(
+      client.text(),
+      "+OK\r\n*-1\r\n$1\r\nv\r\n",
+      "the replayed SELECT's reply is not forwarded",
+    );
+    assert.equal(conn.inFlight, 0);
+  });
 });
