@@ -4,6 +4,7 @@
  * ```sh
  * deno run -A src/testing/cli.ts --upstream 127.0.0.1:6379 --listen 127.0.0.1:16379 --http 127.0.0.1:18080
  * bun src/testing/cli.ts --upstream 127.0.0.1:6379 --listen 127.0.0.1:16379 --http 127.0.0.1:18080
+ * deno run -A jsr:@edge/redis/testing --upstream 127.0.0.1:6379   # the published entry runs it too
  * ```
  *
  * Prints one JSON line once it listens, e.g.
@@ -90,8 +91,21 @@ export function parseCliArgs(
   return { options: options as MaintenanceSimulatorOptions, stdin };
 }
 
-async function main(): Promise<void> {
-  const { options, stdin } = parseCliArgs(process.argv.slice(2));
+/**
+ * Runs the simulator as a process: parses `argv`, starts, prints the JSON line, and stops on
+ * SIGINT / SIGTERM (or when stdin closes, with `--stdin`).
+ *
+ * @param argv The arguments. @default process.argv.slice(2)
+ * @returns Once the simulator is listening.
+ *
+ * @example
+ * ```ts ignore
+ * import { runCli } from "./cli.ts";
+ * await runCli(["--upstream", "127.0.0.1:6379", "--listen", "127.0.0.1:16379"]);
+ * ```
+ */
+export async function runCli(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { options, stdin } = parseCliArgs(argv);
   const sim = await MaintenanceSimulator.start(options);
   const http = sim.http;
   console.log(JSON.stringify({
@@ -116,4 +130,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runCli();

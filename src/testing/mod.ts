@@ -25,7 +25,7 @@
  * From the command line (prints one JSON line once it listens):
  *
  * ```sh
- * deno run -A jsr:@edge/redis/testing/cli --upstream 127.0.0.1:6379 --listen 127.0.0.1:16379 --http 127.0.0.1:18080
+ * deno run -A jsr:@edge/redis/testing --upstream 127.0.0.1:6379 --listen 127.0.0.1:16379 --http 127.0.0.1:18080
  * ```
  *
  * @module
@@ -70,3 +70,6 @@ export type {
   Transport,
   TransportHandlers,
 } from "../transport/types.ts";
+
+// Run as a program (`deno run -A jsr:@edge/redis/testing --upstream ...`): start the CLI.
+if (import.meta.main) import("./cli.ts").then((m) => m.runCli());

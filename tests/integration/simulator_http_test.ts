@@ -193,49 +193,51 @@ describe("MaintenanceSimulator CLI", () => {
     await redis.stop();
   });
 
-  it("prints its addresses as one JSON line and serves until its stdin closes", async () => {
-    const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
-    const script = new URL("../../src/testing/cli.ts", import.meta.url).pathname;
-    const args = [
-      ...(isBun ? [] : ["run", "-A"]),
-      script,
-      "--upstream",
-      `${redis.host}:${redis.port}`,
-      "--listen",
-      "127.0.0.1:0",
-      "--http",
-      "127.0.0.1:0",
-      "--stdin",
-    ];
-    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    try {
-      const line = await new Promise<string>((resolve, reject) => {
-        let buf = "";
-        const t = setTimeout(() => reject(new Error(`no output: ${buf}`)), 20_000);
-        child.stdout!.on("data", (d: Uint8Array) => {
-          buf += new TextDecoder().decode(d);
-          const nl = buf.indexOf("\n");
-          if (nl >= 0) {
-            clearTimeout(t);
-            resolve(buf.slice(0, nl));
-          }
+  for (const file of ["cli.ts", "mod.ts"]) {
+    it(`prints its addresses as one JSON line and serves until its stdin closes (${file})`, async () => {
+      const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
+      const script = new URL(`../../src/testing/${file}`, import.meta.url).pathname;
+      const args = [
+        ...(isBun ? [] : ["run", "-A"]),
+        script,
+        "--upstream",
+        `${redis.host}:${redis.port}`,
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--stdin",
+      ];
+      const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
+      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+      try {
+        const line = await new Promise<string>((resolve, reject) => {
+          let buf = "";
+          const t = setTimeout(() => reject(new Error(`no output: ${buf}`)), 20_000);
+          child.stdout!.on("data", (d: Uint8Array) => {
+            buf += new TextDecoder().decode(d);
+            const nl = buf.indexOf("\n");
+            if (nl >= 0) {
+              clearTimeout(t);
+              resolve(buf.slice(0, nl));
+            }
+          });
         });
-      });
-      const info = JSON.parse(line) as { endpoint: string; http: string; upstream: string };
-      assert.equal(info.upstream, `${redis.host}:${redis.port}`);
-      const port = Number(info.endpoint.split(":")[1]);
-      const c = await RawClient.connect(port);
-      assert.equal(await c.call("PING"), "PONG");
-      const conns = await (await fetch(`http://${info.http}/connections`)).json() as unknown[];
-      assert.equal(conns.length, 1);
-      child.stdin!.end();
-      assert.equal(await exited, 0, "a clean exit");
-      await c.waitClosed();
-      await c.close();
-    } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await exited;
-    }
-  });
+        const info = JSON.parse(line) as { endpoint: string; http: string; upstream: string };
+        assert.equal(info.upstream, `${redis.host}:${redis.port}`);
+        const port = Number(info.endpoint.split(":")[1]);
+        const c = await RawClient.connect(port);
+        assert.equal(await c.call("PING"), "PONG");
+        const conns = await (await fetch(`http://${info.http}/connections`)).json() as unknown[];
+        assert.equal(conns.length, 1);
+        child.stdin!.end();
+        assert.equal(await exited, 0, "a clean exit");
+        await c.waitClosed();
+        await c.close();
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL");
+        await exited;
+      }
+    });
+  }
 });
