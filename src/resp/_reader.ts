@@ -125,13 +125,20 @@ function readLen(allowNull: boolean, allowStream: boolean): number {
   return n;
 }
 
-/** Finds the CR ending the line that starts at P; NEED if not there yet. Validates the LF. */
-function lineEnd(): number {
+/** Where `lineEnd` may resume its search (set by the scanner for a line it saw in part). */
+let LINE_FROM = 0;
+
+/**
+ * Finds the CR ending the line that starts at P; NEED if not there yet. Validates the LF and
+ * the length (at most `max` bytes; `what` names the line in the error).
+ */
+function lineEnd(max: number, what: string): number {
   const start = P;
-  let i = start;
+  let i = LINE_FROM > start ? LINE_FROM : start;
+  LINE_FROM = 0;
   for (;;) {
     if (i >= E) {
-      if (i - start > MAX_LENGTH) fail("line exceeds 512 MB", start);
+      if (i - start > max) fail(`${what} is longer than ${max} bytes`, start);
       return NEED;
     }
     const c = B[i]!;
@@ -139,7 +146,7 @@ function lineEnd(): number {
     if (c === LF) fail("unexpected LF without CR", i);
     i++;
   }
-  if (i - start > MAX_LENGTH) fail("line exceeds 512 MB", start);
+  if (i - start > max) fail(`${what} is longer than ${max} bytes`, start);
   if (i + 1 >= E) return NEED;
   if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
   return i;
@@ -356,9 +363,8 @@ const DOUBLE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 /** `,` payload at P. */
 function readDouble(): number | typeof INCOMPLETE {
   const start = P;
-  const cr = lineEnd();
+  const cr = lineEnd(1024, "double");
   if (cr === NEED) return INCOMPLETE;
-  if (cr - start > 1024) fail("double is longer than 1024 bytes", start);
   const s = ascii(start, cr);
   P = cr + 2;
   switch (s) {
@@ -380,9 +386,8 @@ const BIGNUM = /^[+-]?\d+$/;
 /** `(` payload at P. */
 function readBigNumber(): bigint | typeof INCOMPLETE {
   const start = P;
-  const cr = lineEnd();
+  const cr = lineEnd(65536, "big number");
   if (cr === NEED) return INCOMPLETE;
-  if (cr - start > 65536) fail("big number is longer than 65536 digits", start);
   const s = ascii(start, cr);
   if (!BIGNUM.test(s)) fail(`invalid big number "${s}"`, start);
   P = cr + 2;
@@ -489,7 +494,7 @@ function value(depth: number): Parsed {
     case 0x2b: // +
     case 0x2d: { // -
       const s = P;
-      const cr = lineEnd();
+      const cr = lineEnd(MAX_LENGTH, t === 0x2d ? "error" : "simple string");
       if (cr === NEED) return INCOMPLETE;
       P = cr + 2;
       if (t === 0x2d) return new ReplyError(str(s, cr));
@@ -696,8 +701,12 @@ export class Scanner {
   type = 0;
   /** An attribute just ended: a value must follow (not an end marker). */
   #afterAttr = false;
+  /** Start of a simple string or error line seen in part, and how far it was searched. */
+  #lineStart = -1;
+  #lineScanned = 0;
 
   reset(): void {
+    this.#lineStart = -1;
     this.#afterAttr = false;
     this.kinds.length = 0;
     this.counts.length = 0;
@@ -769,8 +778,14 @@ export class Scanner {
         }
         case 0x2b:
         case 0x2d: {
-          const cr = lineEnd();
-          if (cr === NEED) return this.#wait(start, 0);
+          if (start === this.#lineStart) LINE_FROM = this.#lineScanned - 1;
+          const cr = lineEnd(MAX_LENGTH, t === 0x2d ? "error" : "simple string");
+          if (cr === NEED) {
+            // resume the search for the CR where it stopped, not at the line start
+            this.#lineStart = start;
+            this.#lineScanned = E;
+            return this.#wait(start, 0);
+          }
           P = cr + 2;
           break;
         }

@@ -124,7 +124,11 @@ export class RespFramer {
     const scanner = this.#scanner;
     for (;;) {
       const need = scanner.need;
-      const take = need > this.#accLen ? Math.min(need - this.#accLen, end - c) : end - c;
+      // a bulk tells how many bytes it needs; otherwise take pieces growing with the frame, so
+      // that a short frame tail does not copy a whole chunk and a long frame is scanned once
+      const take = need > this.#accLen
+        ? Math.min(need - this.#accLen, end - c)
+        : Math.min(end - c, Math.max(4096, this.#accLen));
       this.#append(chunk, c, c + take);
       c += take;
       if (this.#accLen < need) return -1;

@@ -159,6 +159,36 @@ describe("RespDecoder: large bulk strings", () => {
   });
 });
 
+describe("RespDecoder: long lines", () => {
+  it("decodes a 4 MB simple string fed in 512-byte chunks (no rescan from the line start)", () => {
+    const line = "s".repeat(4 * 1024 * 1024);
+    const stream = te.encode(`+${line}\r\n-ERR ${line}\r\n:1\r\n`);
+    const values: RespValue[] = [];
+    const d = new RespDecoder({ onReply: (v) => values.push(v), onPush: () => {} });
+    for (let at = 0; at < stream.length; at += 512) d.feed(stream.subarray(at, at + 512));
+    assert.equal(values.length, 3);
+    assert.equal(values[0], line);
+    assert.ok(values[1] instanceof ReplyError);
+    assert.equal(values[1].message, `ERR ${line}`);
+    assert.equal(values[2], 1);
+  });
+
+  it("rejects a double longer than 1024 bytes at its start, at any split", () => {
+    const stream = te.encode(`+OK\r\n,${"1".repeat(1100)}\r\n`);
+    for (const cut of [0, 6, 500, 1030, 1031, 1100, stream.length - 1]) {
+      const d = new RespDecoder({ onReply: () => {}, onPush: () => {} });
+      assert.throws(() => {
+        d.feed(stream.subarray(0, cut));
+        d.feed(stream.subarray(cut));
+      }, {
+        name: "ProtocolError",
+        offset: 6,
+        message: "Cannot decode the reply: double is longer than 1024 bytes",
+      });
+    }
+  });
+});
+
 describe("RespDecoder: binary mode", () => {
   const invalid = "\xff\xfe\r\n\x00\x80";
   const stream = raw(
