@@ -211,6 +211,13 @@ const PUBSUB_KINDS = new Set([
   "pong",
 ]);
 
+let capturedResolve: ((value: unknown) => void) | undefined;
+let capturedReject: ((error: Error) => void) | undefined;
+function captureResolvers(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
 function commandName(args: RedisArgument[] | undefined): string {
   return nameOf(args?.[0]);
 }
@@ -390,21 +397,16 @@ export class Connection {
         );
       }
     }
-    let resolve!: (v: unknown) => void;
-    let reject!: (e: Error) => void;
-    const promise = new Promise<unknown>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const t = timeout ?? this.#o.commandTimeout;
+    // One shared executor: no closure or context is allocated per command.
+    const promise = new Promise<unknown>(captureResolvers);
     const p: Pending = {
       args,
       cmd: args[0],
-      resolve,
-      reject,
+      resolve: capturedResolve!,
+      reject: capturedReject!,
       transform,
       flags,
-      timeout: t,
+      timeout: timeout ?? this.#o.commandTimeout,
       deadline: 0,
       done: false,
       bytes,

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ReplyError, RedisClient } from "../../mod.ts";
+import { RedisClient, ReplyError } from "../../mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
 
@@ -130,7 +130,9 @@ describe("RedisClient against a real redis-server", () => {
         const got: string[] = [];
         const sub = await client.subscribe(`news${protocol}`, (m) => got.push(m));
         if (protocol === 3) assert.equal(await client.sendCommand(["PING"]), "PONG");
-        for (let i = 0; i < 100; i++) await pub.sendCommand(["PUBLISH", `news${protocol}`, String(i)]);
+        for (let i = 0; i < 100; i++) {
+          await pub.sendCommand(["PUBLISH", `news${protocol}`, String(i)]);
+        }
         for (let i = 0; i < 100 && got.length < 100; i++) await sleep(10);
         assert.deepEqual(got, Array.from({ length: 100 }, (_, i) => String(i)));
         await sub.unsubscribe();

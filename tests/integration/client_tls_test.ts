@@ -21,7 +21,9 @@ describe("RedisClient over TLS (rediss://)", () => {
     await client.set("tls:k", "secure");
     assert.equal(await client.get("tls:k"), "secure");
     const big = "z".repeat(512 * 1024);
-    const many = await Promise.all(Array.from({ length: 200 }, (_, i) => client.set(`tls:${i}`, big)));
+    const many = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => client.set(`tls:${i}`, big)),
+    );
     assert.equal(many.length, 200);
     assert.equal((await client.get("tls:199"))?.length, big.length);
     // The connection really is TLS: the server sees it on the TLS port.
@@ -32,10 +34,16 @@ describe("RedisClient over TLS (rediss://)", () => {
   });
 
   it("rejects a certificate it does not trust with a clear error", async () => {
-    const client = new RedisClient({ url: `rediss://127.0.0.1:${tls.tlsPort}`, connectTimeout: 2000 });
+    const client = new RedisClient({
+      url: `rediss://127.0.0.1:${tls.tlsPort}`,
+      connectTimeout: 2000,
+    });
     await assert.rejects(client.get("k"), (e: unknown) => {
       assert.ok(e instanceof ConnectionError, String(e));
-      assert.match((e as Error).message, new RegExp(`Cannot connect to "127\\.0\\.0\\.1:${tls.tlsPort}"`));
+      assert.match(
+        (e as Error).message,
+        new RegExp(`Cannot connect to "127\\.0\\.0\\.1:${tls.tlsPort}"`),
+      );
       return true;
     });
     await client.close();
