@@ -272,6 +272,8 @@ export class Connection {
   #closeWaiters: (() => void)[] = [];
   #endpoint: Endpoint;
   #policy: TimeoutPolicy | undefined;
+  /** Connection attempts in progress: each entry aborts one. */
+  readonly #opening = new Set<(e: Error) => void>();
   #handoff: Promise<HandoffResult> | undefined;
   readonly #label: string;
   readonly #flushCb = (): void => this.#flush();
@@ -741,6 +743,7 @@ export class Connection {
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
+        this.#opening.delete(fail);
         stopTimer(timer);
         if (link && !link.closed) {
           link.closed = true;
@@ -748,6 +751,7 @@ export class Connection {
         }
         reject(e);
       };
+      this.#opening.add(fail);
       this.#o.connector({ host: endpoint.host, port: endpoint.port, tls: this.#o.tls }).then(
         (transport) => {
           if (settled) {
@@ -791,6 +795,7 @@ export class Connection {
           this.#handshake(l).then(() => {
             if (settled) return;
             settled = true;
+            this.#opening.delete(fail);
             stopTimer(timer);
             l.ready = true;
             resolve(l);
@@ -1203,6 +1208,9 @@ export class Connection {
       l.transport.close();
     }
     this.#retiring.clear();
+    for (const abort of [...this.#opening]) {
+      abort(new ClosedError("Cannot connect: the connection was closed"));
+    }
     stopTimer(this.#timer);
     this.#timer = undefined;
     stopTimer(this.#reconnectTimer);
