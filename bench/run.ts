@@ -721,6 +721,16 @@ function pkgVersion(name: string): string {
   }
 }
 
+/** The commit measured, and whether the working tree had changes (ours is loaded from it). */
+function gitDescribe(): string {
+  const git = (...args: string[]) =>
+    spawnSync("git", args, { cwd: rootDir, encoding: "utf8" }).stdout?.trim() ?? "";
+  const sha = git("rev-parse", "--short", "HEAD");
+  if (!sha) return "not a git checkout";
+  const dirty = git("status", "--porcelain", "--", "mod.ts", "src").length > 0;
+  return `${sha}${dirty ? " + uncommitted changes in mod.ts/src" : ""}`;
+}
+
 function cpuModel(): string {
   const c = cpus();
   return `${c.length} × ${c[0]?.model ?? "unknown CPU"}`;
@@ -803,6 +813,7 @@ async function main(): Promise<void> {
     settings:
       `${opts.rounds} round(s), ${opts.duration} ms measured after ${opts.warmup} ms warmup, fresh process per run, interleaved`,
     command: `deno task bench ${Deno.args.join(" ")}`.trim(),
+    code: gitDescribe(),
     "total time": `${((Date.now() - started) / 1000).toFixed(0)} s`,
     "1-min load average": `${loadBefore.toFixed(1)} at start, ${
       loadavg()[0]!.toFixed(1)
