@@ -1,10 +1,11 @@
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient, ReplyError } from "../../mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
-import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
 describe("RedisClient against a real redis-server", () => {
+  beforeEach(markLeakBaseline);
   let server: RedisServer;
   before(async () => {
     server = await startRedis();

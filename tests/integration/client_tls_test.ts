@@ -1,10 +1,11 @@
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConnectionError, RedisClient } from "../../mod.ts";
 import { startTlsRedis, type TlsRedis } from "../_helpers/tls.ts";
-import { assertNoLeaks } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
 
 describe("RedisClient over TLS (rediss://)", () => {
+  beforeEach(markLeakBaseline);
   let tls: TlsRedis;
   before(async () => {
     tls = await startTlsRedis();

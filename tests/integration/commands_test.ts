@@ -1,14 +1,15 @@
 // Every command family against a real redis-server, over RESP3 and RESP2.
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient, ReplyError } from "../../mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
-import { assertNoLeaks } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
 import { sha1Hex } from "../../src/commands/_sha1.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 describe("typed commands against a real redis-server", () => {
+  beforeEach(markLeakBaseline);
   let server: RedisServer;
   before(async () => {
     server = await startRedis();

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   ConnectionError,
@@ -9,9 +9,10 @@ import {
 } from "../../mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { startFakeServer } from "../_helpers/fake_server.ts";
-import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
 describe("faults", () => {
+  beforeEach(markLeakBaseline);
   let server: RedisServer;
   before(async () => {
     server = await startRedis();

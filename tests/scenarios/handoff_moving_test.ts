@@ -1,11 +1,11 @@
 // MOVING under load, through the MaintenanceSimulator in front of a real redis-server.
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
 interface Seen {
   at: number;
@@ -29,6 +29,7 @@ function record(client: RedisClient): Seen[] {
 }
 
 describe("scenario: MOVING under load", () => {
+  beforeEach(markLeakBaseline);
   let server: RedisServer;
   let sim: MaintenanceSimulator;
   before(async () => {

@@ -1,12 +1,12 @@
 // MIGRATING, FAILING_OVER, MOVING without a target, pub/sub and blocking commands across
 // MOVING, and the handshake modes, through the MaintenanceSimulator in front of real servers.
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConnectionError, RedisClient, TimeoutError } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
 function events(
   client: RedisClient,
@@ -28,6 +28,7 @@ function relaxedCount(client: RedisClient): number {
 }
 
 describe("scenario: maintenance windows under load", () => {
+  beforeEach(markLeakBaseline);
   let server: RedisServer;
   before(async () => {
     server = await startRedis();

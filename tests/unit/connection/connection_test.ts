@@ -1,6 +1,6 @@
 // Connection against in-memory transports: batching, ordering, timeouts, protocol faults and
 // the handoff, with no server.
-import { describe, it } from "node:test";
+import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   Connection,
@@ -13,7 +13,7 @@ import type { RespValue } from "../../../src/resp/types.ts";
 import type { ConnectOptions, Transport, TransportHandlers } from "../../../src/transport/types.ts";
 import { ProtocolError, ReplyError, TimeoutError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/logger.ts";
-import { assertNoLeaks, sleep } from "../../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../../_helpers/leaks.ts";
 
 type Answer = (cmd: string[], t: FakeTransport) => RespValue | undefined | "garbage" | "hang";
 
@@ -109,6 +109,7 @@ const echo: Answer = (cmd) =>
   cmd[0] === "ECHO" ? cmd[1] : cmd[0] === "ERR" ? new ReplyError("ERR boom") : "OK";
 
 describe("Connection", () => {
+  beforeEach(markLeakBaseline);
   it("writes every command of one tick in one write and resolves them in order", async () => {
     const { conn, transports } = setup(echo);
     await conn.connect();
