@@ -168,7 +168,14 @@ export class ProxyConnection {
     ssubscribe: new Set(),
   };
 
-  constructor(host: ProxyHost, client: ServerTransport, endpoint: HostPort, upstream: HostPort) {
+  constructor(
+    host: ProxyHost,
+    client: ServerTransport,
+    endpoint: HostPort,
+    upstream: HostPort,
+    /** When set, the upstream is not known yet (a switch is in progress): connect once it is. */
+    pendingUpstream?: Promise<HostPort>,
+  ) {
     this.#host = host;
     this.client = client;
     this.endpoint = endpoint;
@@ -182,7 +189,12 @@ export class ProxyConnection {
       onDrain: () => {},
       onClose: () => this.#teardown(),
     });
-    this.#connectDone = this.#connect(upstream);
+    this.#connectDone = pendingUpstream === undefined
+      ? this.#connect(upstream)
+      : pendingUpstream.then((addr) => {
+        this.#upstreamAddr = addr;
+        return this.#connect(addr);
+      });
   }
 
   /** The upstream this connection forwards to. */
@@ -241,50 +253,62 @@ export class ProxyConnection {
   }
 
   /**
-   * Moves the connection to another upstream: new requests wait, the replies of requests
-   * already written to the old upstream are awaited (up to `drainTimeoutMs`, else the connection
-   * is closed), then a new upstream connection is opened, the session (HELLO/AUTH, SELECT,
-   * CLIENT TRACKING, subscriptions) is re-applied silently and the waiting requests follow.
+   * Moves the connection to another upstream: {@linkcode ProxyConnection.hold}, then
+   * {@linkcode ProxyConnection.release} to `target`.
    */
-  switchUpstream(target: HostPort, drainTimeoutMs = 5_000): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    // New requests wait from now on. One switch at a time; a switch waits for the connection
-    // attempt in progress.
-    this.#pendingSwitches++;
-    this.#switching = true;
-    this.#connectDone = this.#connectDone.then(() => this.#switch(target, drainTimeoutMs));
-    return this.#connectDone;
+  async switchUpstream(target: HostPort, drainTimeoutMs = 5_000): Promise<void> {
+    if (await this.hold(drainTimeoutMs)) await this.release(target);
   }
 
-  async #switch(target: HostPort, drainTimeoutMs: number): Promise<void> {
-    if (this.#closed) {
-      this.#pendingSwitches--;
-      return;
-    }
-    if (this.#sentUnanswered > 0) {
-      const drained = await new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => resolve(false), drainTimeoutMs);
-        this.#drainWaiters.push(() => {
-          clearTimeout(t);
-          resolve(true);
+  /**
+   * First half of an upstream switch: new requests wait from now on; resolves `true` once the
+   * replies of the requests already written to the current upstream have arrived (and a
+   * connection attempt in progress has finished). After `drainTimeoutMs` the connection is
+   * closed instead and the result is `false`. Every `true` must be followed by `release`.
+   */
+  hold(drainTimeoutMs = 5_000): Promise<boolean> {
+    if (this.#closed || this.#closing) return Promise.resolve(false);
+    this.#pendingSwitches++;
+    this.#switching = true;
+    const held = this.#connectDone.then(async () => {
+      if (this.#sentUnanswered > 0 && !this.#closed) {
+        const drained = await new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => resolve(false), drainTimeoutMs);
+          this.#drainWaiters.push(() => {
+            clearTimeout(t);
+            resolve(true);
+          });
         });
-      });
-      if (!drained) {
-        this.#pendingSwitches--;
-        this.#host.debug(`connection ${this.id}: in-flight replies did not drain, closing it`);
-        this.close();
-        return;
+        if (!drained) {
+          this.#host.debug(`connection ${this.id}: in-flight replies did not drain, closing it`);
+          this.close();
+        }
       }
-    }
+      if (this.#closed || this.#closing) {
+        this.#pendingSwitches--;
+        return false;
+      }
+      return true;
+    });
+    this.#connectDone = held.then(() => {});
+    return held;
+  }
+
+  /**
+   * Second half of an upstream switch: opens a connection to `target`, re-applies the session
+   * (HELLO/AUTH, SELECT, CLIENT TRACKING, subscriptions) silently, then sends the held requests.
+   */
+  release(target: HostPort): Promise<void> {
     this.#pendingSwitches--;
-    if (this.#closed) return;
+    if (this.#closed) return Promise.resolve();
     const old = this.#up;
     this.#up = undefined;
     this.#framer = undefined;
     old?.close();
     this.#upstreamAddr = target;
     this.#connecting = true;
-    await this.#connect(target, this.#sessionReplay());
+    this.#connectDone = this.#connect(target, this.#sessionReplay());
+    return this.#connectDone;
   }
 
   #sessionReplay(): Uint8Array[][] {

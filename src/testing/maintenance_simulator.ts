@@ -85,6 +85,13 @@ interface MovingWindow {
   target: Endpoint;
   /** Endpoint keys whose connections are moving. */
   from: Set<string>;
+  /** Connections accepted on `from` from this time on count as the new place's (DNS followed). */
+  dnsAt: number;
+}
+
+/** Whether `c` is an old-endpoint connection of window `w`. */
+function moving(w: MovingWindow, c: Conn): boolean {
+  return w.from.has(key(c.endpoint)) && c.createdAt < w.dnsAt;
 }
 
 function key(e: Endpoint): string {
@@ -165,6 +172,7 @@ export class MaintenanceSimulator {
   #blackhole = false;
   #blackholeTimer: ReturnType<typeof setTimeout> | undefined;
   #busy: Promise<unknown> = Promise.resolve();
+  #gate: Promise<Endpoint> | undefined;
   #host: ProxyHost;
 
   private constructor(options: MaintenanceSimulatorOptions) {
@@ -351,9 +359,13 @@ export class MaintenanceSimulator {
    * Rebinds the endpoint: opens a listener on the target, sends MOVING to every opted-in
    * connection of the other endpoints (the target written per connection's endpoint type; null
    * for `none` and for a bare `ON`), re-sends it with the remaining time to connections that
-   * opt in during the window, and closes every connection of the other endpoints when the
-   * window ends. The old endpoints keep accepting connections afterwards (as a DNS name that
-   * now leads to the new place would).
+   * opt in during the window, and closes every old connection when the window ends.
+   *
+   * The old endpoints keep accepting connections, standing for the DNS name: connections
+   * accepted there before `dnsDelay` (half the window by default) are old ones (MOVING on
+   * opt-in, closed at the end); connections accepted later count as reaching the new place (DNS
+   * has followed): no MOVING, not closed. This lets a client with a `none` endpoint type
+   * reconnect to its configured endpoint at half the window, as the reference clients do.
    *
    * With `dataMovement`, a second redis-server replicates the current upstream from the start
    * and is promoted when the window ends; from then on every endpoint forwards to it (live
@@ -378,13 +390,14 @@ export class MaintenanceSimulator {
     const window: MovingWindow = {
       seq,
       endAt: Date.now() + time * 1000,
+      dnsAt: Date.now() + (options.dnsDelay ?? time / 2) * 1000,
       target: target.endpoint,
       from,
     };
     this.#windows.push(window);
     let notified = 0;
     for (const c of this.#conns) {
-      if (from.has(key(c.endpoint)) && c.optedIn && c.protocol === 3 && !c.isClosing) {
+      if (moving(window, c) && c.optedIn && c.protocol === 3 && !c.isClosing) {
         c.inject(movingFrame(seq, time, this.#movingTarget(c, target.endpoint), this.#style));
         notified++;
       }
@@ -402,14 +415,15 @@ export class MaintenanceSimulator {
     if (!ok) throw closedError();
     let closed = 0;
     for (const c of [...this.#conns]) {
-      if (from.has(key(c.endpoint)) && !c.isClosing) {
+      if (moving(window, c) && !c.isClosing) {
         c.close();
         closed++;
       }
     }
     if (replica !== undefined) {
-      await this.#promote(replica, this.#upstream);
-      await this.#switchAll({ host: replica.host, port: replica.port });
+      const to = { host: replica.host, port: replica.port };
+      const from = this.#upstream;
+      await this.#switchAll(to, () => this.#promote(to, from));
     }
     return { seq, target: { ...target.endpoint }, upstream: this.upstream, notified, closed };
   }
@@ -477,10 +491,12 @@ export class MaintenanceSimulator {
    * after `time` seconds the replica is promoted (`REPLICAOF NO ONE`) and every connection is
    * moved to it, then FAILED_OVER (retained and replayed to connections that opt in later).
    *
-   * In-flight commands: when the upstream switches, each connection holds its new commands,
-   * waits for the replies of the commands already sent to the old upstream (up to 5 s, else the
-   * connection is closed), opens a connection to the new upstream, re-applies its session
-   * (HELLO/AUTH, SELECT, CLIENT TRACKING, subscriptions) and then sends what it held.
+   * In-flight commands: at the switch every connection holds its new commands and waits for
+   * the replies of the commands already sent to the old upstream (up to 5 s, else that
+   * connection is closed); only then is the replica promoted, so no acknowledged write is lost.
+   * Each connection then opens a connection to the new upstream, re-applies its session
+   * (HELLO/AUTH, SELECT, CLIENT TRACKING, subscriptions) and sends what it held. Connections
+   * accepted during the switch wait for the new upstream.
    *
    * @param options Duration, shard ids and an optional existing replica.
    * @returns The sequence numbers and the new upstream.
@@ -514,8 +530,8 @@ export class MaintenanceSimulator {
       notified,
     });
     if (!await sleepOrClosed(time * 1000, this.#timers)) throw closedError();
-    await this.#promote(replica, this.#upstream);
-    await this.#switchAll(replica);
+    const from = this.#upstream;
+    await this.#switchAll(replica, () => this.#promote(replica, from));
     const failedOverSeq = this.#seq++;
     const frame = endFrame("FAILED_OVER", failedOverSeq, json, this.#style);
     this.#retained = frame;
@@ -610,6 +626,7 @@ export class MaintenanceSimulator {
             time: num("time"),
             target: (p.target as string | Endpoint | undefined) ?? undefined,
             dataMovement: Boolean(p.data_movement ?? p.dataMovement ?? false),
+            dnsDelay: num("dns_delay", "dnsDelay"),
           });
       case "migrate":
         return () =>
@@ -724,7 +741,13 @@ export class MaintenanceSimulator {
         t.destroy();
         return;
       }
-      const c = new ProxyConnection(this.#host, t, holder.bound.endpoint, this.#upstream);
+      const c = new ProxyConnection(
+        this.#host,
+        t,
+        holder.bound.endpoint,
+        this.#upstream,
+        this.#gate,
+      );
       this.#conns.add(c);
     });
     const endpoint = { host: at.host, port: listener.port };
@@ -878,9 +901,24 @@ export class MaintenanceSimulator {
     await oneCommand(this.connector, replica.host, replica.port, ["REPLICAOF", "NO", "ONE"]);
   }
 
-  async #switchAll(to: Endpoint): Promise<void> {
-    this.#upstream = { ...to };
-    await Promise.all([...this.#conns].map((c) => c.switchUpstream(to)));
+  /**
+   * Moves every connection to `to`: all of them stop sending, their in-flight replies drain,
+   * then `promote` runs (no write can reach the old upstream any more), then they reconnect.
+   * Connections accepted meanwhile wait for the new upstream.
+   */
+  async #switchAll(to: Endpoint, promote: () => Promise<void>): Promise<void> {
+    let open!: (e: Endpoint) => void;
+    this.#gate = new Promise<Endpoint>((r) => open = r);
+    const conns = [...this.#conns];
+    const held = await Promise.all(conns.map((c) => c.hold()));
+    try {
+      await promote();
+      this.#upstream = { ...to };
+    } finally {
+      this.#gate = undefined;
+      open(this.#upstream);
+      await Promise.all(conns.map((c, i) => held[i] ? c.release(this.#upstream) : undefined));
+    }
   }
 
   #endBlackhole(): void {
@@ -912,7 +950,7 @@ export class MaintenanceSimulator {
     if (this.#retained !== undefined) out.push(this.#retained);
     const now = Date.now();
     for (const w of this.#windows) {
-      if (!w.from.has(key(conn.endpoint)) || w.endAt <= now) continue;
+      if (!moving(w, conn) || w.endAt <= now) continue;
       const remaining = Math.max(1, Math.ceil((w.endAt - now) / 1000));
       out.push(movingFrame(w.seq, remaining, this.#movingTarget(conn, w.target), this.#style));
     }

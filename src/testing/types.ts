@@ -70,6 +70,12 @@ export interface BindOptions {
    * @default false
    */
   dataMovement?: boolean;
+  /**
+   * Seconds after MOVING from which connections to the old endpoints count as reaching the new
+   * place (the DNS name has followed): they get no MOVING and are not closed at the end.
+   * @default half of `time`
+   */
+  dnsDelay?: number;
 }
 
 /** What a bind did. */

@@ -70,7 +70,7 @@ describe("MaintenanceSimulator events", () => {
     const quiet = await opted(sim, null);
     assert.equal(await ip.call("SET", "bind:k", "before"), "OK");
     const t0 = Date.now();
-    const bind = sim.bind({ time: 2, target: "127.0.0.1:0" });
+    const bind = sim.bind({ time: 2, target: "127.0.0.1:0", dnsDelay: 2 });
     const moving = await sim.waitForEvent("MOVING");
     const target = moving.target!;
     assert.equal(target.host, "127.0.0.1");
@@ -114,6 +114,27 @@ describe("MaintenanceSimulator events", () => {
     // The old endpoint still accepts connections after the window.
     const fresh = await connect(sim.endpoint.port);
     assert.equal(await fresh.call("GET", "bind:k"), "before");
+  });
+
+  it("bind: connections accepted after the DNS delay count as the new place's", async () => {
+    const sim = await start();
+    const bind = sim.bind({ time: 2, target: "127.0.0.1:0" }); // dnsDelay: 1 s by default
+    const moving = await sim.waitForEvent("MOVING");
+    const early = await opted(sim, "internal-ip");
+    assert.deepEqual((await early.next()).value, [
+      "MOVING",
+      moving.seq,
+      2,
+      `127.0.0.1:${moving.target!.port}`,
+    ]);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const afterDns = await opted(sim, "internal-ip");
+    assert.equal(await afterDns.call("PING"), "PONG");
+    assert.equal(afterDns.unread.length, 0, "no MOVING for a connection made after the DNS change");
+    const result = await bind;
+    assert.equal(result.closed, 1);
+    await early.waitClosed();
+    assert.equal(await afterDns.call("PING"), "PONG", "not closed at the end of the window");
   });
 
   it("bind defaults to the same port on 127.0.0.2", async () => {
@@ -259,6 +280,32 @@ describe("MaintenanceSimulator events", () => {
     assert.equal(await pub.call("PUBLISH", "fo:ch", "after"), 1);
     assert.deepEqual((await sub.next()).value, ["message", "fo:ch", "after"]);
     assert.equal(sim.connections().find((x) => x.db === 3)?.protocol, 3);
+  });
+
+  it("failover under load: no acknowledged write is lost", async () => {
+    const sim = await start();
+    const workers = await Promise.all(Array.from({ length: 8 }, () => connect(sim.endpoint.port)));
+    let acked = 0;
+    let stop = false;
+    const loops = workers.map(async (w) => {
+      while (!stop) {
+        const v = await w.call("INCR", "fo:load");
+        assert.equal(typeof v, "number");
+        acked++;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const result = await sim.failover({ time: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    stop = true;
+    await Promise.all(loops);
+    const direct = await connect(result.upstream.port);
+    assert.equal(
+      Number(await direct.call("GET", "fo:load")),
+      acked,
+      "every acknowledged INCR is on the new primary",
+    );
+    assert.ok(acked > 100);
   });
 
   it("replays the last MIGRATED / FAILED_OVER right after an opt-in", async () => {
