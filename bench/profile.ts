@@ -1,7 +1,11 @@
 // CPU-profiles one worker run and prints the functions with the most self time.
 //
 //   deno run -A bench/profile.ts <client> <workload> [--runtime deno|bun] [--duration ms] [--top n]
-//   deno run -A bench/profile.ts --summarize file.cpuprofile [--top n]
+//   deno run -A bench/profile.ts --summarize file.cpuprofile [--top n] [--callers fn]
+//
+// Note: Bun's profiles have no "(idle)" entry; time spent waiting for the socket is charged to
+// the last function on the stack (often a native `write` or `decode`). Read them with the
+// CPU µs/op column of the benchmark at hand.
 //
 // Starts its own redis-server, seeds it, runs bench/worker.ts under `--cpu-prof` (Deno and Bun
 // both write Chrome .cpuprofile files), keeps the profile in bench/.tmp/prof/ and summarises it.
@@ -72,13 +76,43 @@ export function summarize(profile: CpuProfile, top = 25): string[] {
   return out;
 }
 
+/** Where the self time of function `name` comes from: its callers up to `depth` frames up. */
+export function callers(profile: CpuProfile, name: string, depth = 4, top = 8): string[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stacks = new Map<string, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    if (byId.get(id)?.callFrame.functionName !== name) continue;
+    const chain: string[] = [];
+    for (
+      let cur = parent.get(id), d = 0;
+      cur !== undefined && d < depth;
+      cur = parent.get(cur), d++
+    ) {
+      const f = byId.get(cur)!.callFrame;
+      const file = f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "");
+      chain.push(`${f.functionName || "(anonymous)"}${file ? ` ${file}:${f.lineNumber + 1}` : ""}`);
+    }
+    const key = chain.join(" < ");
+    stacks.set(key, (stacks.get(key) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
+  }
+  const out = [``, `callers of ${name}:`, ""];
+  for (const [k, ms] of [...stacks].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    out.push(`- ${ms.toFixed(1)} ms: ${k}`);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const top = Number(arg("--top", "25"));
   const file = arg("--summarize");
+  const callersOf = arg("--callers");
   if (file) {
-    console.log(
-      summarize(JSON.parse(readFileSync(file, "utf8")), top).join("\n"),
-    );
+    const profile: CpuProfile = JSON.parse(readFileSync(file, "utf8"));
+    console.log(summarize(profile, top).join("\n"));
+    if (callersOf) console.log(callers(profile, callersOf).join("\n"));
     return;
   }
   const [client, workload] = Deno.args.filter((a, i, all) =>
@@ -140,9 +174,9 @@ async function main(): Promise<void> {
     Deno.exit(1);
   }
   console.log(`\nprofile: ${relative(rootDir, profiles[0])}\n`);
-  console.log(
-    summarize(JSON.parse(readFileSync(profiles[0], "utf8")), top).join("\n"),
-  );
+  const profile: CpuProfile = JSON.parse(readFileSync(profiles[0], "utf8"));
+  console.log(summarize(profile, top).join("\n"));
+  if (callersOf) console.log(callers(profile, callersOf).join("\n"));
 }
 
 if (import.meta.main) await main();
