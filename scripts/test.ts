@@ -70,6 +70,7 @@ if (!bunOnly) {
   const r = await run([Deno.execPath(), "test", "-A", ...paths]);
   // "ok | 60 passed (928 steps) | 4 failed (4 steps)": count the steps when there are any.
   const lines = r.out.split("\n").filter((l) => /\d+ passed.*\|\s*\d+ failed/.test(l));
+  // deno-lint-ignore no-control-regex
   const last = (lines[lines.length - 1] ?? "").replace(/\x1b\[[0-9;]*m/g, "");
   const pm = last.match(/(\d+) passed(?: \((\d+) steps?\))?/);
   const fm = last.match(/(\d+) failed(?: \((\d+) steps?\))?/);
