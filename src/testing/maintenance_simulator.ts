@@ -339,14 +339,19 @@ export class MaintenanceSimulator {
         return true;
       };
       if (check()) return;
+      if (this.#closed) {
+        reject(new Error(`Cannot see a ${type} notification: the simulator is closed`));
+        return;
+      }
       const t = setTimeout(() => {
         this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
         reject(new Error(`Cannot see a ${type} notification: none within ${timeoutMs} ms`));
       }, timeoutMs);
       const waiter = () => {
-        if (check()) {
+        if (check() || this.#closed) {
           clearTimeout(t);
           this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+          reject(new Error(`Cannot see a ${type} notification: the simulator was closed`));
         }
       };
       this.#eventWaiters.push(waiter);
@@ -720,7 +725,7 @@ export class MaintenanceSimulator {
     for (const c of [...this.#conns]) c.destroy();
     this.#conns.clear();
     await Promise.all(this.#spawned.map((s) => s.stop()));
-    for (const w of this.#eventWaiters) w();
+    for (const w of [...this.#eventWaiters]) w();
   }
 
   /** Same as {@linkcode MaintenanceSimulator.close}, for `await using`. */

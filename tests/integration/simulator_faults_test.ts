@@ -136,7 +136,11 @@ describe("MaintenanceSimulator faults", () => {
     clients.push(c2);
     assert.equal(await c2.call("PING"), "PONG");
     const ports = [local.endpoint.port, bind.target.port, local.http!.port];
+    const waiting = local.waitForEvent("MIGRATING");
     await local.close();
+    await assert.rejects(waiting, /closed/);
+    await assert.rejects(local.waitForEvent("MIGRATING"), /closed/);
+    await assert.rejects(local.migrate({ time: 1 }), /closed/);
     await c2.waitClosed();
     assert.ok(pids.every((p) => !alive(p)), "spawned redis-servers are gone");
     for (const p of ports) assert.ok(await refused(p), `port ${p} is closed`);
