@@ -113,6 +113,41 @@ describe("faults", () => {
     await assertNoLeaks();
   });
 
+  it("a socket that stops answering is declared dead and replaced", async () => {
+    // The first socket answers the handshake, then nothing; later sockets answer everything.
+    const fake = await startFakeServer((s, chunk, index) => {
+      const text = new TextDecoder().decode(chunk);
+      for (const m of text.matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)\r\n/g)) {
+        const name = m[1]!.toUpperCase();
+        if (name === "HELLO") s.write("%1\r\n+server\r\n+fake\r\n");
+        else if (name === "PING") {
+          if (index > 0) s.write("+PONG\r\n");
+        } else s.write("+OK\r\n");
+      }
+    });
+    const client = new RedisClient({
+      url: fake.url,
+      commandTimeout: 200,
+      reconnect: { baseDelay: 10, maxDelay: 20 },
+    });
+    await client.connect();
+    const t0 = Date.now();
+    await assert.rejects(client.ping(), TimeoutError);
+    // Keep asking until the replacement answers.
+    let answered = false;
+    while (!answered && Date.now() - t0 < 4000) {
+      answered = await client.ping().then(() => true, () => false);
+    }
+    assert.ok(answered, "the dead socket was replaced");
+    assert.equal(fake.accepted, 2);
+    const took = Date.now() - t0;
+    // Silent for twice max(commandTimeout, 1 s): about 2 s here.
+    assert.ok(took >= 1500 && took < 3000, `replaced after ${took} ms`);
+    await client.close();
+    await fake.close();
+    await assertNoLeaks();
+  });
+
   it("DEBUG SLEEP beyond commandTimeout: TimeoutError, then the next command gets its own reply", async () => {
     const client = new RedisClient({ url: server.url, commandTimeout: 200 });
     await client.set("own", "reply");
