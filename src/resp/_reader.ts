@@ -35,6 +35,8 @@ let BASE = 0;
 let BIN = false;
 /** The buffer is the reader's own and discarded after the frame: large byte values may view it. */
 let OWNED = false;
+/** Bumped whenever the cursor is pointed at an input, so a loop can tell it was moved. */
+let EPOCH = 0;
 
 /** Top-level attributes of the last frame parsed by `parseFrame()`. */
 export let ATTRS: Map<RespValue, RespValue> | undefined;
@@ -52,6 +54,7 @@ export function setInput(
   binary: boolean,
   owned: boolean,
 ): void {
+  EPOCH++;
   B = buf;
   P = pos;
   E = end;
@@ -160,6 +163,13 @@ function ascii(start: number, end: number): string {
 
 const fcc = String.fromCharCode;
 
+/**
+ * Recently decoded short ASCII strings by a hash of their bytes: replies repeat field names and
+ * small values a lot (map keys, "OK", "0"), and a hit saves building the string.
+ */
+const CACHE_SIZE = 4096;
+const cache: (string | undefined)[] = new Array(CACHE_SIZE).fill(undefined);
+
 /** Decodes B[s..e) as UTF-8 (invalid sequences become U+FFFD). */
 function str(s: number, e: number): string {
   const n = e - s;
@@ -167,6 +177,36 @@ function str(s: number, e: number): string {
   let or = 0;
   for (let i = s; i < e; i++) or |= B[i]!;
   if (or >= 0x80) return utf8.decode(B.subarray(s, e));
+  return ascii16(s, n);
+}
+
+/**
+ * `str()` through the cache of short strings: for what tends to repeat (map keys, simple
+ * strings). Unique values are better off without it (a miss costs a hash and a store).
+ */
+function cachedStr(s: number, e: number): string {
+  const n = e - s;
+  if (n > 16) return utf8.decode(B.subarray(s, e));
+  let or = 0;
+  let h = n;
+  for (let i = s; i < e; i++) {
+    const c = B[i]!;
+    or |= c;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  if (or >= 0x80) return utf8.decode(B.subarray(s, e));
+  const slot = (h ^ (h >>> 15)) & (CACHE_SIZE - 1);
+  const hit = cache[slot];
+  if (hit !== undefined && hit.length === n) {
+    let i = 0;
+    while (i < n && hit.charCodeAt(i) === B[s + i]) i++;
+    if (i === n) return hit;
+  }
+  return cache[slot] = ascii16(s, n);
+}
+
+/** Builds the string of the n <= 16 ASCII bytes at B[s]. */
+function ascii16(s: number, n: number): string {
   switch (n) {
     case 0:
       return "";
@@ -463,7 +503,12 @@ export function parseFrame(): Parsed {
   return value(0);
 }
 
+/** The next value parsed is a map key (see `cachedStr`). */
+let KEY = false;
+
 function value(depth: number): Parsed {
+  const key = KEY;
+  KEY = false;
   if (P >= E) return INCOMPLETE;
   let at = P;
   let t = B[at]!;
@@ -487,7 +532,7 @@ function value(depth: number): Parsed {
       if (e === NEED) return INCOMPLETE;
       const s = P;
       P = e + 2;
-      if (t === 0x24) return BIN ? bytes(s, e) : str(s, e);
+      if (t === 0x24) return BIN ? bytes(s, e) : key ? cachedStr(s, e) : str(s, e);
       if (t === 0x21) return new ReplyError(str(s, e));
       return BIN ? bytes(s + 4, e) : str(s + 4, e);
     }
@@ -499,7 +544,7 @@ function value(depth: number): Parsed {
       P = cr + 2;
       if (t === 0x2d) return new ReplyError(str(s, cr));
       if (BIN) return bytes(s, cr);
-      return cr - s === 2 && B[s] === 0x4f && B[s + 1] === 0x4b ? "OK" : str(s, cr);
+      return cr - s === 2 && B[s] === 0x4f && B[s + 1] === 0x4b ? "OK" : cachedStr(s, cr);
     }
     case 0x3a: // :
       return readInteger();
@@ -552,6 +597,7 @@ function aggregate(t: number, at: number, depth: number): Parsed {
   }
   const m = new Map<RespValue, RespValue>();
   for (let i = 0; i < n; i++) {
+    KEY = true;
     const k = value(d);
     if (k === INCOMPLETE) return INCOMPLETE;
     const v = value(d);
@@ -580,6 +626,7 @@ function streamedAggregate(t: number, d: number): Parsed {
       const end = endMarker();
       if (end === NEED) return INCOMPLETE;
       if (end === 1) return m;
+      KEY = true;
       const k = value(d);
       if (k === INCOMPLETE) return INCOMPLETE;
       if (P < E && B[P] === 0x2e) fail("streamed map ends after a key", P);
@@ -655,14 +702,14 @@ export function decodeChunk(
   base: number,
   failure: { f: HandlerFailure | undefined },
 ): number {
+  B = buf;
+  E = end;
+  BASE = base;
+  OWNED = false;
+  let epoch = ++EPOCH;
   while (p < end) {
-    // set on every frame: a handler may have run another decoder in between
-    B = buf;
     P = p;
-    E = end;
-    BASE = base;
     BIN = flags.binary;
-    OWNED = false;
     const v = parseFrame();
     if (v === INCOMPLETE) return p;
     p = P;
@@ -672,6 +719,14 @@ export function decodeChunk(
       else sink.onReply(v, ATTRS);
     } catch (e) {
       if (failure.f === undefined) failure.f = new HandlerFailure(e);
+    }
+    if (EPOCH !== epoch) {
+      // a handler used the reader (another decoder, a framer): take it back
+      B = buf;
+      E = end;
+      BASE = base;
+      OWNED = false;
+      epoch = ++EPOCH;
     }
   }
   return end;

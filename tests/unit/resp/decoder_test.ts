@@ -61,6 +61,22 @@ describe("RespDecoder: every frame type", () => {
     assert.equal(Object.is(values[3], 0), true);
   });
 
+  it("decodes many distinct short keys and simple strings exactly (string cache collisions)", () => {
+    const keys: string[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      keys.push((i * 2654435761 >>> 0).toString(36).slice(0, 1 + i % 16));
+    }
+    const m = new Map<RespValue, RespValue>(keys.map((k, i) => [k, i]));
+    const values: RespValue[] = [];
+    const d = new RespDecoder({ onReply: (v) => values.push(v), onPush: () => {} });
+    for (let round = 0; round < 2; round++) {
+      d.feed(encodeValue(m));
+      d.feed(te.encode(keys.map((k) => `+${k}\r\n`).join("")));
+    }
+    const expected: RespValue[] = [m, ...keys];
+    assert.deepEqual(values, [...expected, ...expected]);
+  });
+
   it("delivers a top-level error as a ReplyError value", () => {
     const values: RespValue[] = [];
     const d = new RespDecoder({ onReply: (v) => values.push(v), onPush: () => {} });
