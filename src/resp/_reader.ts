@@ -683,15 +683,21 @@ export interface Sink {
   onPush(frame: RespValue[]): void;
 }
 
-/** Result of a handler that threw during `decodeChunk` (the first one), else undefined. */
+/** The first error a handler threw during `decodeChunk`. */
 export class HandlerFailure {
   constructor(readonly error: unknown) {}
+}
+
+/** Shared between a decoder and `decodeChunk`: handler error, stop request (a reset). */
+export interface Failure {
+  f: HandlerFailure | undefined;
+  stop: boolean;
 }
 
 /**
  * Decodes the complete frames of buf[p..end) and delivers them. Returns the index where an
  * incomplete frame starts (`end` when none). A handler that throws does not stop the loop:
- * the first such error is stored in `failure.f`.
+ * the first such error is stored in `failure.f`. Stops after a handler set `failure.stop`.
  */
 export function decodeChunk(
   flags: { readonly binary: boolean },
@@ -700,7 +706,7 @@ export function decodeChunk(
   p: number,
   end: number,
   base: number,
-  failure: { f: HandlerFailure | undefined },
+  failure: Failure,
 ): number {
   B = buf;
   E = end;
@@ -720,6 +726,7 @@ export function decodeChunk(
     } catch (e) {
       if (failure.f === undefined) failure.f = new HandlerFailure(e);
     }
+    if (failure.stop) return p;
     if (EPOCH !== epoch) {
       // a handler used the reader (another decoder, a framer): take it back
       B = buf;

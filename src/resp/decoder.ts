@@ -7,6 +7,7 @@
 import { ProtocolError } from "../errors.ts";
 import {
   decodeChunk,
+  type Failure,
   HandlerFailure,
   INCOMPLETE,
   parseFrame,
@@ -81,7 +82,8 @@ export class RespDecoder {
   #binaryFrame = false;
   #scanner = new Scanner();
   #error: ProtocolError | undefined;
-  #failure: { f: HandlerFailure | undefined } = { f: undefined };
+  #failure: Failure = { f: undefined, stop: false };
+  #feeding = false;
 
   /**
    * Creates a decoder.
@@ -103,16 +105,27 @@ export class RespDecoder {
    */
   feed(chunk: Uint8Array): void {
     if (this.#error !== undefined) throw this.#error;
+    if (this.#feeding) {
+      throw new Error("Cannot feed the decoder from one of its handlers: feed it afterwards");
+    }
+    this.#feeding = true;
     try {
       this.#feed(chunk);
     } catch (e) {
       if (e instanceof ProtocolError) this.#error = e;
       throw e;
+    } finally {
+      this.#feeding = false;
+      this.#failure.stop = false;
     }
   }
 
-  /** Forgets any partial frame and a previous protocol error; the stream offset restarts at 0. */
+  /**
+   * Forgets any partial frame and a previous protocol error; the stream offset restarts at 0.
+   * Called from a handler, it also drops the rest of the chunk being decoded.
+   */
   reset(): void {
+    if (this.#feeding) this.#failure.stop = true;
     this.#offset = 0;
     this.#acc = EMPTY;
     this.#accLen = 0;
@@ -131,9 +144,9 @@ export class RespDecoder {
       p = this.#resume(chunk, 0);
       if (p >= 0) this.#flush(failure);
     }
-    while (p >= 0 && p < end) {
+    while (p >= 0 && p < end && !failure.stop) {
       p = decodeChunk(this, this.#handlers, chunk, p, end, base, failure);
-      if (p === end) break;
+      if (p === end || failure.stop) break;
       // the frame at p continues in later chunks: collect it
       this.#binaryFrame = this.binary;
       this.#accBase = base + p;
@@ -142,7 +155,7 @@ export class RespDecoder {
       p = this.#resume(chunk, p);
       if (p >= 0) this.#flush(failure); // cannot happen: the parser saw it incomplete
     }
-    this.#offset = base + end;
+    if (!failure.stop) this.#offset = base + end;
     const f = failure.f as HandlerFailure | undefined;
     if (f !== undefined) {
       failure.f = undefined;
@@ -151,7 +164,7 @@ export class RespDecoder {
   }
 
   /** Decodes the frame collected in acc[0..scanPos) and delivers it. */
-  #flush(failure: { f: HandlerFailure | undefined }): void {
+  #flush(failure: Failure): void {
     const frameEnd = this.#scanPos;
     const acc = this.#acc;
     const big = acc.length > KEEP;

@@ -63,7 +63,7 @@ function numberText(n: number): string {
  * encoder.writeCommand(["SET", "k", "v"]);
  * encoder.writeCommand(["GET", "k"]);
  * const bytes = encoder.take(); // *3\r\n$3\r\nSET\r\n... ready for one socket write
- * console.log(bytes.length, encoder.length); // 35 0
+ * console.log(bytes.length, encoder.length); // 47 0
  * ```
  */
 export class RespEncoder {

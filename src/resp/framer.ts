@@ -35,6 +35,8 @@ export class RespFramer {
   #scanPos = 0;
   #scanner = new Scanner();
   #error: ProtocolError | undefined;
+  #feeding = false;
+  #stop = false;
 
   /**
    * Creates a framer.
@@ -58,16 +60,27 @@ export class RespFramer {
    */
   feed(chunk: Uint8Array): void {
     if (this.#error !== undefined) throw this.#error;
+    if (this.#feeding) {
+      throw new Error("Cannot feed the framer from its callback: feed it afterwards");
+    }
+    this.#feeding = true;
     try {
       this.#feed(chunk);
     } catch (e) {
       if (e instanceof ProtocolError) this.#error = e;
       throw e;
+    } finally {
+      this.#feeding = false;
+      this.#stop = false;
     }
   }
 
-  /** Forgets any partial frame and a previous protocol error; the stream offset restarts at 0. */
+  /**
+   * Forgets any partial frame and a previous protocol error; the stream offset restarts at 0.
+   * Called from the callback, it also drops the rest of the chunk being split.
+   */
   reset(): void {
+    if (this.#feeding) this.#stop = true;
     this.#offset = 0;
     this.#acc = EMPTY;
     this.#accLen = 0;
@@ -114,8 +127,9 @@ export class RespFramer {
         if (!failed) handlerError = e;
         failed = true;
       }
+      if (this.#stop) break;
     }
-    this.#offset = base + end;
+    if (!this.#stop) this.#offset = base + end;
     if (failed) throw handlerError;
   }
 

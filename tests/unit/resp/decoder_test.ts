@@ -394,6 +394,41 @@ describe("RespDecoder: handlers", () => {
     assert.deepEqual(seen, ["a", "b", "c", "d"]);
   });
 
+  it("stops decoding the chunk when a handler resets the decoder", () => {
+    const values: RespValue[] = [];
+    const d = new RespDecoder({
+      onReply(v) {
+        values.push(v);
+        if (v === "reset") d.reset();
+      },
+      onPush: () => {},
+    });
+    d.feed(te.encode("+a\r\n+reset\r\n+dropped\r\n$5\r\ndro"));
+    // offsets restart at the reset
+    assert.throws(() => d.feed(te.encode("+b\r\n?")), { name: "ProtocolError", offset: 4 });
+    assert.deepEqual(values, ["a", "reset", "b"]);
+  });
+
+  it("refuses to be fed from its own handler", () => {
+    const errors: unknown[] = [];
+    const values: RespValue[] = [];
+    const d = new RespDecoder({
+      onReply(v) {
+        values.push(v);
+        try {
+          d.feed(te.encode("+x\r\n"));
+        } catch (e) {
+          errors.push(e);
+        }
+      },
+      onPush: () => {},
+    });
+    d.feed(te.encode("+a\r\n+b\r\n"));
+    assert.deepEqual(values, ["a", "b"]);
+    assert.equal(errors.length, 2);
+    assert.match(String(errors[0]), /Cannot feed the decoder from one of its handlers/);
+  });
+
   it("gives each frame its own values", () => {
     const values: RespValue[] = [];
     const d = new RespDecoder({ onReply: (v) => values.push(v), onPush: () => {} });

@@ -129,6 +129,21 @@ describe("RespFramer", () => {
     }
   });
 
+  it("stops splitting the chunk when the callback resets the framer", () => {
+    const frames: string[] = [];
+    const framer = new RespFramer((f) => {
+      frames.push(new TextDecoder().decode(f));
+      if (frames.length === 1) framer.reset();
+    });
+    framer.feed(te.encode("+a\r\n+dropped\r\n$3\r\nab"));
+    framer.feed(te.encode("+b\r\n"));
+    assert.deepEqual(frames, ["+a\r\n", "+b\r\n"]);
+    assert.throws(() => {
+      framer.feed(te.encode("+c\r\n"));
+      framer.feed(te.encode("?"));
+    }, { name: "ProtocolError", offset: 8 });
+  });
+
   it("refuses input after an error until reset", () => {
     const frames: Uint8Array[] = [];
     const framer = new RespFramer((f) => frames.push(f));
