@@ -4,7 +4,15 @@
  * @module
  */
 
-/** One scripted answer of the availability endpoint. */
+/**
+ * One scripted answer of the availability endpoint.
+ *
+ * @example
+ * ```ts
+ * import type { RestAnswer } from "@edge/redis/testing";
+ * const slow: RestAnswer = { status: 200, delayMs: 3_000 };
+ * ```
+ */
 export interface RestAnswer {
   /**
    * HTTP status to answer with: `200` healthy, `503` unavailable (lagging), `401` to refuse the
@@ -17,7 +25,15 @@ export interface RestAnswer {
   body?: unknown;
 }
 
-/** A request the mock received. */
+/**
+ * A request the mock received.
+ *
+ * @example
+ * ```ts
+ * import type { RestRequestRecord } from "@edge/redis/testing";
+ * const refused = (r: RestRequestRecord) => !r.authorized;
+ * ```
+ */
 export interface RestRequestRecord {
   /** HTTP method. */
   method: string;
@@ -31,7 +47,15 @@ export interface RestRequestRecord {
   at: number;
 }
 
-/** Options of {@linkcode RestMock}. */
+/**
+ * Options of {@linkcode RestMock}.
+ *
+ * @example
+ * ```ts
+ * import type { RestMockOptions } from "@edge/redis/testing";
+ * const rest: RestMockOptions = { username: "ops", password: "pw", uid: 7 };
+ * ```
+ */
 export interface RestMockOptions {
   /** Basic auth user. @default "admin@example.com" */
   username?: string;
@@ -43,7 +67,15 @@ export interface RestMockOptions {
   name?: string;
 }
 
-/** Where the database listed by the mock is reachable. */
+/**
+ * Where the database listed by the mock is reachable.
+ *
+ * @example
+ * ```ts
+ * import type { RestEndpoint } from "@edge/redis/testing";
+ * const e: RestEndpoint = { host: "127.0.0.1", port: 16379 };
+ * ```
+ */
 export interface RestEndpoint {
   /** IP address of the endpoint. */
   host: string;
@@ -51,7 +83,20 @@ export interface RestEndpoint {
   port: number;
 }
 
-/** A request as the mock sees it. */
+/**
+ * A request as the mock sees it.
+ *
+ * @example
+ * ```ts
+ * import type { RestMockRequest } from "@edge/redis/testing";
+ * const req: RestMockRequest = {
+ *   method: "GET",
+ *   path: "/v1/bdbs",
+ *   query: new URLSearchParams("fields=uid,endpoints"),
+ *   authorization: undefined,
+ * };
+ * ```
+ */
 export interface RestMockRequest {
   /** HTTP method. */
   method: string;
@@ -63,7 +108,15 @@ export interface RestMockRequest {
   authorization: string | undefined;
 }
 
-/** A response of the mock. */
+/**
+ * A response of the mock.
+ *
+ * @example
+ * ```ts
+ * import type { RestMockResponse } from "@edge/redis/testing";
+ * const ok: RestMockResponse = { status: 200, body: {}, delayMs: 0 };
+ * ```
+ */
 export interface RestMockResponse {
   /** HTTP status. */
   status: number;

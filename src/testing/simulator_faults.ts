@@ -4,13 +4,29 @@
  * @module
  */
 
-/** Options of {@linkcode SimulatorFaults.blackhole}. */
+/**
+ * Options of {@linkcode SimulatorFaults.blackhole}.
+ *
+ * @example
+ * ```ts
+ * import type { BlackholeOptions } from "@edge/redis/testing";
+ * const outage: BlackholeOptions = { durationMs: 2_000 };
+ * ```
+ */
 export interface BlackholeOptions {
   /** End the blackhole after this long. @default until {@linkcode SimulatorFaults.clear} */
   durationMs?: number;
 }
 
-/** A snapshot of the active faults. */
+/**
+ * A snapshot of the active faults.
+ *
+ * @example
+ * ```ts
+ * import type { FaultState } from "@edge/redis/testing";
+ * const healthy = (f: FaultState) => f.latencyMs === 0 && !f.blackhole && !f.paused;
+ * ```
+ */
 export interface FaultState {
   /** Added delay per reply, in ms. */
   latencyMs: number;

@@ -11,7 +11,15 @@ import type { RestMockOptions } from "./rest_mock.ts";
 
 export type { NotificationStyle };
 
-/** A TCP endpoint. */
+/**
+ * A TCP endpoint.
+ *
+ * @example
+ * ```ts
+ * import type { Endpoint } from "@edge/redis/testing";
+ * const e: Endpoint = { host: "127.0.0.1", port: 6379 };
+ * ```
+ */
 export interface Endpoint {
   /** IP literal or host name (IPv6 without brackets). */
   host: string;
@@ -19,7 +27,20 @@ export interface Endpoint {
   port: number;
 }
 
-/** Options of {@linkcode MaintenanceSimulator.start}. */
+/**
+ * Options of {@linkcode MaintenanceSimulator.start}.
+ *
+ * @example
+ * ```ts
+ * import type { MaintenanceSimulatorOptions } from "@edge/redis/testing";
+ * const options: MaintenanceSimulatorOptions = {
+ *   upstream: "127.0.0.1:6379",
+ *   listen: { host: "127.0.0.1", port: 16379 },
+ *   http: "127.0.0.1:18080",
+ *   rejectMaintNotifications: false,
+ * };
+ * ```
+ */
 export interface MaintenanceSimulatorOptions {
   /** The redis-server to forward to: `{ host, port }`, `"host:port"` or `"redis://host:port"`. */
   upstream: Endpoint | string;
@@ -55,7 +76,15 @@ export interface MaintenanceSimulatorOptions {
   logger?: { debug(...args: unknown[]): void };
 }
 
-/** Options of {@linkcode MaintenanceSimulator.bind}. */
+/**
+ * Options of {@linkcode MaintenanceSimulator.bind}.
+ *
+ * @example
+ * ```ts
+ * import type { BindOptions } from "@edge/redis/testing";
+ * const rebind: BindOptions = { time: 2, target: "127.0.0.2:16379", dataMovement: true };
+ * ```
+ */
 export interface BindOptions {
   /** Announced window, in seconds; old connections are closed when it ends. @default 15 */
   time?: number;
@@ -78,7 +107,15 @@ export interface BindOptions {
   dnsDelay?: number;
 }
 
-/** What a bind did. */
+/**
+ * What a bind did.
+ *
+ * @example
+ * ```ts
+ * import type { BindResult } from "@edge/redis/testing";
+ * const show = (r: BindResult) => `MOVING ${r.seq} -> ${r.target.host}:${r.target.port}`;
+ * ```
+ */
 export interface BindResult {
   /** Sequence number of the MOVING notification. */
   seq: number;
@@ -92,7 +129,15 @@ export interface BindResult {
   closed: number;
 }
 
-/** Options of {@linkcode MaintenanceSimulator.migrate}. */
+/**
+ * Options of {@linkcode MaintenanceSimulator.migrate}.
+ *
+ * @example
+ * ```ts
+ * import type { MigrateOptions } from "@edge/redis/testing";
+ * const migration: MigrateOptions = { time: 2, shardIds: ["1", "2"], stallMs: 500 };
+ * ```
+ */
 export interface MigrateOptions {
   /** Announced duration, in seconds; MIGRATED follows after it. @default 2 */
   time?: number;
@@ -104,7 +149,15 @@ export interface MigrateOptions {
   slowMs?: number;
 }
 
-/** What a migration did. */
+/**
+ * What a migration did.
+ *
+ * @example
+ * ```ts
+ * import type { MigrateResult } from "@edge/redis/testing";
+ * const seqs = (r: MigrateResult) => [r.migratingSeq, r.migratedSeq];
+ * ```
+ */
 export interface MigrateResult {
   /** Sequence number of MIGRATING. */
   migratingSeq: number;
@@ -114,7 +167,15 @@ export interface MigrateResult {
   notified: number;
 }
 
-/** Options of {@linkcode MaintenanceSimulator.failover}. */
+/**
+ * Options of {@linkcode MaintenanceSimulator.failover}.
+ *
+ * @example
+ * ```ts
+ * import type { FailoverOptions } from "@edge/redis/testing";
+ * const failover: FailoverOptions = { time: 2, shardIds: ["1"] };
+ * ```
+ */
 export interface FailoverOptions {
   /** Announced duration, in seconds, between FAILING_OVER and the promotion. @default 2 */
   time?: number;
@@ -127,7 +188,15 @@ export interface FailoverOptions {
   replica?: Endpoint | string;
 }
 
-/** What a failover did. */
+/**
+ * What a failover did.
+ *
+ * @example
+ * ```ts
+ * import type { FailoverResult } from "@edge/redis/testing";
+ * const primary = (r: FailoverResult) => `${r.upstream.host}:${r.upstream.port}`;
+ * ```
+ */
 export interface FailoverResult {
   /** Sequence number of FAILING_OVER. */
   failingOverSeq: number;
@@ -139,10 +208,26 @@ export interface FailoverResult {
   notified: number;
 }
 
-/** The notification types the simulator sends. */
+/**
+ * The notification types the simulator sends.
+ *
+ * @example
+ * ```ts
+ * import type { NotificationType } from "@edge/redis/testing";
+ * const t: NotificationType = "MOVING";
+ * ```
+ */
 export type NotificationType = "MOVING" | "MIGRATING" | "MIGRATED" | "FAILING_OVER" | "FAILED_OVER";
 
-/** A notification the simulator announced. */
+/**
+ * A notification the simulator announced.
+ *
+ * @example
+ * ```ts
+ * import type { NotificationRecord } from "@edge/redis/testing";
+ * const line = (e: NotificationRecord) => `${e.type} ${e.seq} to ${e.notified} connections`;
+ * ```
+ */
 export interface NotificationRecord {
   /** The notification type. */
   type: NotificationType;
@@ -160,7 +245,15 @@ export interface NotificationRecord {
   notified: number;
 }
 
-/** A snapshot of one proxied connection. */
+/**
+ * A snapshot of one proxied connection.
+ *
+ * @example
+ * ```ts
+ * import type { ConnectionInfo } from "@edge/redis/testing";
+ * const ready = (c: ConnectionInfo) => c.optedIn && c.protocol === 3 && c.inFlight === 0;
+ * ```
+ */
 export interface ConnectionInfo {
   /** Connection id, unique within the process. */
   id: number;
@@ -188,7 +281,15 @@ export interface ConnectionInfo {
   ageMs: number;
 }
 
-/** State of an action started through the HTTP API. */
+/**
+ * State of an action started through the HTTP API.
+ *
+ * @example
+ * ```ts
+ * import type { ActionStatus } from "@edge/redis/testing";
+ * const finished = (s: ActionStatus) => s.status === "success" || s.status === "failed";
+ * ```
+ */
 export interface ActionStatus {
   /** Progress: `pending` (queued behind another action), `running`, `success` or `failed`. */
   status: "pending" | "running" | "success" | "failed";

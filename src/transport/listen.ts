@@ -7,7 +7,15 @@
 
 import type { Transport } from "./types.ts";
 
-/** Where to listen. */
+/**
+ * Where to listen.
+ *
+ * @example
+ * ```ts
+ * import type { ListenOptions } from "@edge/redis/testing";
+ * const any: ListenOptions = { host: "127.0.0.1", port: 0 };
+ * ```
+ */
 export interface ListenOptions {
   /** Local address to bind, an IP literal (IPv6 without brackets) or a host name. */
   host: string;
@@ -21,6 +29,13 @@ export interface ListenOptions {
  * `close()` is graceful: bytes already written are flushed, then the write side is shut down
  * (FIN) and the socket is released once the peer closes too (or after a short grace period).
  * `destroy()` releases the socket at once.
+ *
+ * @example An echo handler
+ * ```ts
+ * import type { ServerTransport } from "@edge/redis/testing";
+ * const echo = (t: ServerTransport) =>
+ *   t.setHandlers({ onData: (b) => t.write(b.slice()), onDrain() {}, onClose() {} });
+ * ```
  */
 export interface ServerTransport extends Transport {
   /** The local address the connection was accepted on, if known. */
@@ -31,7 +46,15 @@ export interface ServerTransport extends Transport {
   destroy(): void;
 }
 
-/** A listening socket. */
+/**
+ * A listening socket.
+ *
+ * @example
+ * ```ts
+ * import type { Listener } from "@edge/redis/testing";
+ * const address = (l: Listener) => `${l.host}:${l.port}`;
+ * ```
+ */
 export interface Listener {
   /** The bound address. */
   readonly host: string;
@@ -44,6 +67,16 @@ export interface Listener {
 /**
  * Opens a listener and reports every accepted connection to `onAccept`, which must install the
  * transport's handlers synchronously.
+ *
+ * @example Wrap the default listener
+ * ```ts
+ * import { type ListenFunction } from "@edge/redis/testing";
+ * import { defaultListen } from "./listen.ts";
+ * const logged: ListenFunction = (options, onAccept) => {
+ *   console.log("listening on", options.host);
+ *   return defaultListen(options, onAccept);
+ * };
+ * ```
  */
 export type ListenFunction = (
   options: ListenOptions,
