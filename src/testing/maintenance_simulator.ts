@@ -283,6 +283,7 @@ export class MaintenanceSimulator {
       id: c.id,
       endpoint: key(c.endpoint),
       remote: hostPort(c.client.remoteAddress ?? "?", c.client.remotePort ?? 0),
+      tls: c.client.secure,
       upstream: key(c.upstream),
       optedIn: c.optedIn,
       endpointType: c.optedIn ? c.endpointType : null,
@@ -741,7 +742,7 @@ export class MaintenanceSimulator {
 
   async #bindListener(at: Endpoint): Promise<Bound> {
     const holder: { bound?: Bound } = {};
-    const listener = await this.#listen(at, (t) => {
+    const listener = await this.#listen({ ...at, tls: this.#options.tls }, (t) => {
       if (this.#closed || holder.bound === undefined) {
         t.destroy();
         return;

@@ -61,6 +61,7 @@ export type {
   Listener,
   ListenFunction,
   ListenOptions,
+  ListenTlsOptions,
   ServerTransport,
 } from "../transport/listen.ts";
 export type {

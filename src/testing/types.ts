@@ -5,7 +5,7 @@
  */
 
 import type { Connector } from "../transport/types.ts";
-import type { ListenFunction } from "../transport/listen.ts";
+import type { ListenFunction, ListenTlsOptions } from "../transport/listen.ts";
 import type { NotificationStyle } from "./_notifications.ts";
 import type { RestMockOptions } from "./rest_mock.ts";
 
@@ -46,6 +46,11 @@ export interface MaintenanceSimulatorOptions {
   upstream: Endpoint | string;
   /** Where the proxy listens. @default { host: "127.0.0.1", port: 0 } (a free port) */
   listen?: Partial<Endpoint> | string;
+  /**
+   * Serve the endpoints (the first one and every bind target) over TLS with this certificate;
+   * the upstream connections stay plain TCP. Plain TCP when unset.
+   */
+  tls?: ListenTlsOptions;
   /**
    * Also serve the fault-injector HTTP API and the REST mock here (`port` 0 picks a free one).
    * Off unless given.
@@ -261,6 +266,8 @@ export interface ConnectionInfo {
   endpoint: string;
   /** The client's address, `host:port`. */
   remote: string;
+  /** Whether the client connected over TLS. */
+  tls: boolean;
   /** The redis-server this connection forwards to, `host:port`. */
   upstream: string;
   /** Opted in with `CLIENT MAINT_NOTIFICATIONS ON`. */

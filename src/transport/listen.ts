@@ -21,6 +21,24 @@ export interface ListenOptions {
   host: string;
   /** TCP port; `0` picks a free one. */
   port: number;
+  /** Serve TLS with this certificate chain and key (PEM). Plain TCP when unset. */
+  tls?: ListenTlsOptions;
+}
+
+/**
+ * The certificate of a TLS listener.
+ *
+ * @example
+ * ```ts
+ * import type { ListenTlsOptions } from "@edge/redis/testing";
+ * const tls: ListenTlsOptions = { cert: "-----BEGIN CERTIFICATE-----\n...", key: "-----BEGIN PRIVATE KEY-----\n..." };
+ * ```
+ */
+export interface ListenTlsOptions {
+  /** Certificate chain, PEM. */
+  cert: string;
+  /** Private key, PEM. */
+  key: string;
 }
 
 /**

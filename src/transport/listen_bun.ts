@@ -36,6 +36,7 @@ interface BunGlobal {
   listen(options: {
     hostname: string;
     port: number;
+    tls?: { cert: string; key: string };
     socket: {
       open(s: BunSocket): void;
       data(s: BunSocket, d: Uint8Array): void;
@@ -52,7 +53,7 @@ class BunServerTransport implements ServerTransport {
   readonly remotePort: number | undefined;
   readonly localAddress: string | undefined;
   readonly localPort: number | undefined;
-  readonly secure = false;
+  readonly secure: boolean;
   #s: BunSocket;
   #handlers?: TransportHandlers;
   #queue: Uint8Array[] = [];
@@ -64,8 +65,9 @@ class BunServerTransport implements ServerTransport {
   #error?: Error;
   #timer?: ReturnType<typeof setTimeout>;
 
-  constructor(s: BunSocket) {
+  constructor(s: BunSocket, secure: boolean) {
     this.#s = s;
+    this.secure = secure;
     this.remoteAddress = s.remoteAddress;
     this.remotePort = s.remotePort;
     this.localAddress = s.localAddress;
@@ -184,9 +186,12 @@ export function bunListen(
     listener = bun.listen({
       hostname: options.host,
       port: options.port,
+      ...(options.tls === undefined
+        ? {}
+        : { tls: { cert: options.tls.cert, key: options.tls.key } }),
       socket: {
         open(s) {
-          const t = new BunServerTransport(s);
+          const t = new BunServerTransport(s, options.tls !== undefined);
           s.data = t;
           onAccept(t);
         },

@@ -18,8 +18,8 @@ class DenoServerTransport implements ServerTransport {
   readonly remotePort: number | undefined;
   readonly localAddress: string | undefined;
   readonly localPort: number | undefined;
-  readonly secure = false;
-  #conn: Deno.TcpConn;
+  readonly secure: boolean;
+  #conn: Deno.Conn;
   #handlers?: TransportHandlers;
   #queue: Uint8Array[] = [];
   #queued = 0;
@@ -30,8 +30,9 @@ class DenoServerTransport implements ServerTransport {
   #closed = false;
   #timer?: ReturnType<typeof setTimeout>;
 
-  constructor(conn: Deno.TcpConn) {
+  constructor(conn: Deno.Conn, secure: boolean) {
     this.#conn = conn;
+    this.secure = secure;
     const remote = conn.remoteAddr as Deno.NetAddr;
     const local = conn.localAddr as Deno.NetAddr;
     this.remoteAddress = remote.hostname;
@@ -39,7 +40,7 @@ class DenoServerTransport implements ServerTransport {
     this.localAddress = local.hostname;
     this.localPort = local.port;
     try {
-      conn.setNoDelay(true);
+      (conn as Partial<Deno.TcpConn>).setNoDelay?.(true);
     } catch { /* not a TCP socket */ }
   }
 
@@ -164,16 +165,24 @@ export function denoListen(
   options: ListenOptions,
   onAccept: (transport: ServerTransport) => void,
 ): Promise<Listener> {
-  let listener: Deno.TcpListener;
+  let listener: Deno.Listener;
+  const secure = options.tls !== undefined;
   try {
-    listener = Deno.listen({ hostname: options.host, port: options.port, transport: "tcp" });
+    listener = options.tls === undefined
+      ? Deno.listen({ hostname: options.host, port: options.port, transport: "tcp" })
+      : Deno.listenTls({
+        hostname: options.host,
+        port: options.port,
+        cert: options.tls.cert,
+        key: options.tls.key,
+      });
   } catch (e) {
     return Promise.reject(e);
   }
   let closed = false;
   const done = (async () => {
     try {
-      for await (const conn of listener) onAccept(new DenoServerTransport(conn));
+      for await (const conn of listener) onAccept(new DenoServerTransport(conn, secure));
     } catch { /* listener closed */ }
   })();
   const addr = listener.addr as Deno.NetAddr;

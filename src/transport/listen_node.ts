@@ -4,7 +4,8 @@
  * @module
  */
 
-import { createServer, type Socket } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import type { TransportHandlers } from "./types.ts";
 import {
   LISTEN_CLOSE_GRACE_MS,
@@ -19,7 +20,7 @@ class NodeServerTransport implements ServerTransport {
   readonly remotePort: number | undefined;
   readonly localAddress: string | undefined;
   readonly localPort: number | undefined;
-  readonly secure = false;
+  readonly secure: boolean;
   #socket: Socket;
   #handlers?: TransportHandlers;
   #closing = false;
@@ -27,8 +28,9 @@ class NodeServerTransport implements ServerTransport {
   #error?: Error;
   #timer?: ReturnType<typeof setTimeout>;
 
-  constructor(socket: Socket) {
+  constructor(socket: Socket, secure: boolean) {
     this.#socket = socket;
+    this.secure = secure;
     this.remoteAddress = socket.remoteAddress;
     this.remotePort = socket.remotePort;
     this.localAddress = socket.localAddress;
@@ -94,9 +96,13 @@ export function nodeListen(
   onAccept: (transport: ServerTransport) => void,
 ): Promise<Listener> {
   return new Promise((resolve, reject) => {
-    const server = createServer({ allowHalfOpen: false }, (socket) => {
-      onAccept(new NodeServerTransport(socket));
-    });
+    const server: Server = options.tls === undefined
+      ? createServer({ allowHalfOpen: false }, (socket) => {
+        onAccept(new NodeServerTransport(socket, false));
+      })
+      : createTlsServer({ cert: options.tls.cert, key: options.tls.key }, (socket) => {
+        onAccept(new NodeServerTransport(socket, true));
+      });
     server.once("error", reject);
     server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
       server.off("error", reject);

@@ -2,6 +2,7 @@
 // and records everything it receives, decoded with our codec (replies and pushes in arrival
 // order) and as raw bytes.
 import { Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { encodeCommand, RespDecoder } from "../../src/resp/mod.ts";
 import type { RedisArgument, RespValue } from "../../src/resp/types.ts";
 
@@ -69,6 +70,21 @@ export class RawClient {
         s.setNoDelay(true);
         resolve(new RawClient(s));
       });
+    });
+  }
+
+  /** Connects over TLS, trusting `ca` (PEM) and verifying `servername`. */
+  static connectTls(
+    port: number,
+    host: string,
+    options: { ca: string; servername: string },
+  ): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = tlsConnect({ port, host, ca: [options.ca], servername: options.servername }, () => {
+        s.off("error", reject);
+        resolve(new RawClient(s));
+      });
+      s.once("error", reject);
     });
   }
 

@@ -2,6 +2,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
+import { readFileSync, rmSync } from "node:fs";
+import { makeCerts } from "../_helpers/tls.ts";
 import {
   defaultListen,
   type ListenFunction,
@@ -77,6 +80,48 @@ for (
       assert.equal(closedCalls, 1);
       await l.close();
       await l.close();
+    });
+
+    it("serves TLS", async () => {
+      const certs = makeCerts();
+      try {
+        let secure: boolean | undefined;
+        const l = await listen({
+          host: "127.0.0.1",
+          port: 0,
+          tls: {
+            cert: readFileSync(certs.certFile, "utf8"),
+            key: readFileSync(certs.keyFile, "utf8"),
+          },
+        }, (t) => {
+          secure = t.secure;
+          t.setHandlers({
+            onData: (b) => t.write(b.slice()),
+            onDrain: () => {},
+            onClose: () => {},
+          });
+        });
+        const echoed = await new Promise<string>((resolve, reject) => {
+          const s = tlsConnect({
+            port: l.port,
+            host: "127.0.0.1",
+            ca: [certs.caPem],
+            servername: "localhost",
+          }, () => {
+            s.write("over tls");
+          });
+          s.on("data", (d: Uint8Array) => {
+            resolve(new TextDecoder().decode(d));
+            s.destroy();
+          });
+          s.on("error", reject);
+        });
+        assert.equal(echoed, "over tls");
+        assert.equal(secure, true);
+        await l.close();
+      } finally {
+        rmSync(certs.dir, { recursive: true, force: true });
+      }
     });
 
     it("destroys at once and refuses a port in use", async () => {
