@@ -134,13 +134,28 @@ describe("MaintenanceSimulator HTTP API", () => {
     assert.equal((await fetch(`${base}/action/nope`)).status, 404);
   });
 
-  it("lists connections", async () => {
+  it("lists connections, events, faults and endpoints; rejects bad requests", async () => {
     const c = await opted();
     const res = await fetch(`${base}/connections`);
     assert.equal(res.status, 200);
     const list = await res.json() as { optedIn: boolean; endpointType: string; protocol: number }[];
     assert.ok(list.some((x) => x.optedIn && x.endpointType === "internal-ip" && x.protocol === 3));
     await c.close();
+    const events = await (await fetch(`${base}/events`)).json() as { type: string; seq: number }[];
+    assert.deepEqual(events.map((e) => e.seq), sim.events().map((e) => e.seq));
+    assert.deepEqual(await (await fetch(`${base}/faults`)).json(), sim.faults.state());
+    const root = await (await fetch(`${base}/`)).json() as {
+      endpoints: unknown[];
+      upstream: unknown;
+    };
+    assert.deepEqual(root.endpoints, sim.endpoints());
+    assert.deepEqual(root.upstream, sim.upstream);
+    const missing = await fetch(`${base}/nothing`);
+    assert.equal(missing.status, 404);
+    await missing.body?.cancel();
+    const badJson = await fetch(`${base}/action`, { method: "POST", body: "{nope" });
+    assert.equal(badJson.status, 400);
+    await badJson.body?.cancel();
   });
 
   it("mocks the management REST API with Basic auth and scripted answers", async () => {
