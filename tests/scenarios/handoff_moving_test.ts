@@ -88,7 +88,8 @@ describe("scenario: MOVING under load", () => {
     const seenA = record(a);
     await a.ping();
     const loadA = startLoad(a, 16, "lateA");
-    const bind = sim.bind({ time: 3 });
+    // dnsDelay: connections to the old endpoint count as old (get MOVING) for the whole window.
+    const bind = sim.bind({ time: 3, dnsDelay: 3 });
     await waitFor(() => seenA.some((s) => s.type === "handoff"), 2000, "the first handoff");
     await sleep(1300);
     // A client that connects to the old endpoint during the window opts in and gets the
