@@ -37,13 +37,17 @@ export class RespFramer {
   #error: ProtocolError | undefined;
   #feeding = false;
   #stop = false;
+  /** Ends and types of the complete frames found in a chunk (reused). */
+  #ends: number[] = [];
+  #types: number[] = [];
 
   /**
    * Creates a framer.
    *
-   * @param onFrame Called with each complete frame (a copy the callee owns) and the type byte
-   * of its value (`0x3e` for a push; for a frame that starts with attributes, the type byte of
-   * the value they annotate).
+   * @param onFrame Called with each complete frame and the type byte of its value (`0x3e` for
+   * a push; for a frame that starts with attributes, the type byte of the value they annotate).
+   * The frame is a copy the framer never touches again (frames found in one chunk are views
+   * of one copy: do not transfer their `buffer`).
    */
   constructor(onFrame: (frame: Uint8Array, type: number) => void) {
     this.#onFrame = onFrame;
@@ -95,42 +99,71 @@ export class RespFramer {
     const scanner = this.#scanner;
     let handlerError: unknown = undefined;
     let failed = false;
-    let p = 0;
-    if (this.#accLen > 0) p = this.#resume(chunk, 0);
-    while (p >= 0) {
-      let frame: Uint8Array;
-      if (this.#accLen > 0) {
-        const frameEnd = this.#scanPos;
-        if (frameEnd > KEEP) {
-          frame = this.#acc.subarray(0, frameEnd);
-          this.#acc = EMPTY;
-        } else frame = this.#acc.slice(0, frameEnd);
-        this.#accLen = 0;
-      } else {
-        if (p >= end) break;
-        scanner.reset();
-        setInput(chunk, p, end, base, false, false);
-        if (!scanner.scan()) {
-          this.#accBase = base + p;
-          this.#scanPos = 0;
-          scanner.reset();
-          p = this.#resume(chunk, p);
-          continue;
-        }
-        const q = pos();
-        frame = chunk.slice(p, q);
-        p = q;
-      }
+    const deliver = (frame: Uint8Array, type: number): void => {
       try {
-        this.#onFrame(frame, scanner.type);
+        this.#onFrame(frame, type);
       } catch (e) {
         if (!failed) handlerError = e;
         failed = true;
       }
-      if (this.#stop) break;
+    };
+    let p = 0;
+    if (this.#accLen > 0) {
+      p = this.#resume(chunk, 0);
+      if (p >= 0) deliver(this.#takeCollected(), scanner.type);
+    }
+    if (p >= 0 && p < end && !this.#stop) {
+      // find the complete frames first, then copy them out in one piece
+      const ends = this.#ends;
+      const types = this.#types;
+      ends.length = 0;
+      types.length = 0;
+      let q = p;
+      let fault: unknown = undefined;
+      try {
+        while (q < end) {
+          scanner.reset();
+          setInput(chunk, q, end, base, false, false);
+          if (!scanner.scan()) break;
+          q = pos();
+          ends.push(q);
+          types.push(scanner.type);
+        }
+      } catch (e) {
+        fault = e;
+      }
+      if (ends.length > 0) {
+        const copy = chunk.slice(p, q);
+        let from = 0;
+        for (let i = 0; i < ends.length && !this.#stop; i++) {
+          const to = ends[i]! - p;
+          deliver(copy.subarray(from, to), types[i]!);
+          from = to;
+        }
+      }
+      if (fault !== undefined) throw fault;
+      if (q < end && !this.#stop) {
+        // the frame at q continues in later chunks: collect it
+        this.#accBase = base + q;
+        this.#scanPos = 0;
+        scanner.reset();
+        if (this.#resume(chunk, q) >= 0) deliver(this.#takeCollected(), scanner.type);
+      }
     }
     if (!this.#stop) this.#offset = base + end;
     if (failed) throw handlerError;
+  }
+
+  /** Hands out the frame collected in acc[0..scanPos). */
+  #takeCollected(): Uint8Array {
+    const frameEnd = this.#scanPos;
+    this.#accLen = 0;
+    if (frameEnd > KEEP) {
+      const frame = this.#acc.subarray(0, frameEnd);
+      this.#acc = EMPTY;
+      return frame;
+    }
+    return this.#acc.slice(0, frameEnd);
   }
 
   #resume(chunk: Uint8Array, c: number): number {
