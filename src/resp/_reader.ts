@@ -383,8 +383,30 @@ function ascii16(s: number, n: number): string {
   return "";
 }
 
+/**
+ * Small byte values are copied into a shared slab on V8 (Deno), where allocating an
+ * ArrayBuffer per value costs about a microsecond; JavaScriptCore (Bun) allocates them fast.
+ * A slab is never written again where a value was handed out.
+ */
+const SLAB_SIZE = 16384;
+const SLAB_MAX = 1024;
+let SLAB = new Uint8Array(0);
+let SLAB_POS = 0;
+
+/** A copy of B[start..end) (a view of B itself for large values of an owned buffer). */
 function bytes(start: number, end: number): Uint8Array {
-  return OWNED && end - start >= 65536 ? B.subarray(start, end) : B.slice(start, end);
+  const n = end - start;
+  if (OWNED && n >= 65536) return B.subarray(start, end);
+  if (JSC || n > SLAB_MAX) return B.slice(start, end);
+  if (SLAB_POS + n > SLAB.length) {
+    SLAB = new Uint8Array(SLAB_SIZE);
+    SLAB_POS = 0;
+  }
+  const at = SLAB_POS;
+  if (n <= 32) { for (let i = 0; i < n; i++) SLAB[at + i] = B[start + i]!; }
+  else SLAB.set(B.subarray(start, end), at);
+  SLAB_POS = at + n;
+  return SLAB.subarray(at, at + n);
 }
 
 /** `:` payload at P. */

@@ -63,7 +63,8 @@ export class RespDecoder {
   /**
    * Read at the start of each top-level frame: when `true`, bulk, simple and verbatim strings
    * of that frame decode as `Uint8Array` instead of `string`. Push frames always decode
-   * strings as `string`.
+   * strings as `string`. The arrays are copies the decoder never writes to again; small ones
+   * may be views of one shared block (do not transfer their `buffer`).
    *
    * @default {false}
    */

@@ -232,6 +232,24 @@ describe("RespDecoder: binary mode", () => {
     assert.deepEqual(decodeBytewise(stream, true), whole);
   });
 
+  it("keeps every byte value intact while many more are decoded (shared blocks)", () => {
+    const rand = prng(11);
+    const expected: Uint8Array[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const n = Math.floor(rand() * (i % 10 === 0 ? 3000 : 60));
+      expected.push(new Uint8Array(n).map(() => rand() * 256));
+    }
+    const stream = concat(expected.map((v) => encodeValue(v)));
+    const values: RespValue[] = [];
+    const d = new RespDecoder({ onReply: (v) => values.push(v), onPush: () => {} });
+    d.binary = true;
+    for (let at = 0; at < stream.length; at += 7001) d.feed(stream.subarray(at, at + 7001));
+    assert.deepEqual(values, expected);
+    // writing into one value leaves its neighbours alone
+    (values[1] as Uint8Array).fill(0xee);
+    assert.deepEqual(values.slice(2), expected.slice(2));
+  });
+
   it("decodes invalid UTF-8 as U+FFFD in string mode", () => {
     const got = decodeCuts(raw("$2\r\n\xff\x41\r\n"), []);
     assert.deepEqual(got, [{ kind: "reply", value: { s: "\ufffdA" } }]);
