@@ -1,0 +1,117 @@
+// Review: client-level bugs reproduced against a real redis-server. Each test states the
+// correct behaviour and fails on the code as reviewed.
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { RedisClient } from "../../mod.ts";
+import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+import { markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+
+/** Settles `p` or gives up after `ms`: "timeout" when it did not settle in time. */
+async function within<T>(
+  p: Promise<T>,
+  ms: number,
+): Promise<{ ok: true; value: T } | { ok: false; error: unknown } | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
+  try {
+    return await Promise.race([
+      p.then((value) => ({ ok: true as const, value }), (error) => ({ ok: false as const, error })),
+      t,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const clients: RedisClient[] = [];
+function track(c: RedisClient): RedisClient {
+  clients.push(c);
+  return c;
+}
+
+describe("review: client core against a real redis-server", () => {
+  beforeEach(markLeakBaseline);
+  afterEach(async () => {
+    // Bounded: a close() that hangs must not hang the run.
+    for (const c of clients.splice(0)) await within(c.close(), 2000);
+  });
+  let server: RedisServer;
+  before(async () => {
+    server = await startRedis();
+    const admin = new RedisClient({ url: server.url });
+    // A user with every command and key but no pub/sub channel (Redis 7 default for new users).
+    await admin.sendCommand(["ACL", "SETUSER", "nochan", "on", ">pw", "~*", "+@all"]);
+    await admin.close();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it("a transaction cut by maxQueueLength does not leave the shared connection in MULTI", async () => {
+    const client = track(new RedisClient({ url: server.url, maxQueueLength: 3 }));
+    // Offline (lazy connect): MULTI, SET, SET fill the queue, EXEC is refused.
+    await assert.rejects(client.multi().set("rq:a", "1").set("rq:b", "2").exec());
+    // The next command on the shared connection must run normally, not be "QUEUED".
+    const v = await within(client.get("rq:a"), 2000);
+    assert.deepEqual(v, { ok: true, value: null });
+  });
+
+  it("a transaction cut by maxQueueBytes is not executed partially", async () => {
+    const client = track(new RedisClient({ url: server.url, maxQueueBytes: 1000 }));
+    const tx = client.multi().set("rb:a", "1").set("rb:b", "x".repeat(400)).get("rb:a");
+    const r = await within(tx.exec(), 2000);
+    // Three commands were queued: either three results, or a rejection with nothing applied.
+    if (r !== "timeout" && r.ok) {
+      assert.equal((r.value as unknown[] | null)?.length, 3, "one result per queued command");
+    } else {
+      assert.notEqual(r, "timeout");
+      assert.equal(await client.get("rb:a"), null, "nothing of a failed transaction applied");
+    }
+  });
+
+  it("a refused SUBSCRIBE (NOPERM) does not take the reply of the next command (RESP3)", async () => {
+    const client = track(
+      new RedisClient({
+        url: `redis://nochan:pw@127.0.0.1:${server.port}`,
+        protocol: 3,
+        reconnect: false,
+      }),
+    );
+    await client.connect();
+    const sub = client.subscribe("review:forbidden");
+    sub.catch(() => {});
+    const set = client.set("rs:k", "v"); // same tick, same batch, right after SUBSCRIBE
+    const r = await within(set, 2000);
+    assert.deepEqual(r, { ok: true, value: "OK" }, "SET gets its own reply");
+    const s = await within(sub, 1000);
+    assert.ok(s !== "timeout" && !s.ok, "subscribe() rejects instead of hanging");
+  });
+
+  it("a blocking command in a WATCH session waits its block time, not commandTimeout", async () => {
+    const client = track(new RedisClient({ url: server.url, commandTimeout: 300 }));
+    const tx = await client.watch("rw:k");
+    // BLPOP for 0.6 s on an empty list: null after 600 ms (block time + commandTimeout allowed).
+    const r = await within(tx.blpop("rw:empty", 0.6), 3000);
+    assert.deepEqual(r, { ok: true, value: null });
+    await tx.release();
+  });
+
+  it("a WATCH session with an unanswered blocking command is not returned to the pool", async () => {
+    const client = track(
+      new RedisClient({
+        url: server.url,
+        commandTimeout: 200,
+        maxExclusiveConnections: 1,
+      }),
+    );
+    const tx = await client.watch("rp:k");
+    await assert.rejects(tx.blpop("rp:never", 0)); // times out, the server still blocks
+    await tx.release(); // UNWATCH queues behind the BLPOP
+    // The next blocking command must not queue behind the stuck BLPOP.
+    const pop = client.blpop("rp:q", 0);
+    await sleep(50);
+    await client.rpush("rp:q", "x");
+    const r = await within(pop, 1500);
+    assert.deepEqual(r, { ok: true, value: { key: "rp:q", element: "x" } });
+  });
+});
