@@ -114,4 +114,19 @@ describe("review: client core against a real redis-server", () => {
     const r = await within(pop, 1500);
     assert.deepEqual(r, { ok: true, value: { key: "rp:q", element: "x" } });
   });
+  it("a pub/sub listener that throws does not reset the RESP2 subscriber connection", async () => {
+    const client = track(new RedisClient({ url: server.url, protocol: 2 }));
+    const errors: unknown[] = [];
+    client.addEventListener("error", (e) => errors.push((e as CustomEvent).detail));
+    const got: string[] = [];
+    await client.subscribe("review:ch", (message) => {
+      got.push(message);
+      if (message === "boom") throw new Error("listener failed");
+    });
+    await client.publish("review:ch", "boom");
+    for (let i = 0; i < 100 && got.length < 1; i++) await sleep(5);
+    await sleep(20);
+    // On RESP3 a throwing listener is logged; on RESP2 it must not be taken for a protocol fault.
+    assert.deepEqual(errors.map((e) => (e as Error).name), []);
+  });
 });
