@@ -422,15 +422,22 @@ function readInteger(): number | bigint | typeof INCOMPLETE {
   const start = i;
   let n = 0;
   for (;;) {
-    if (i >= E) return INCOMPLETE;
-    c = B[i]!;
-    if (c === CR) break;
-    c -= 48;
-    if (c < 0 || c > 9) fail(`invalid integer byte ${describe(B[i]!)}`, i);
+    if (i >= E) {
+      if (i - start > 19) fail("integer has more than 19 digits", start);
+      return INCOMPLETE;
+    }
+    c = B[i]! - 48;
+    if (c >>> 0 > 9) {
+      if (c === CR - 48) break;
+      // the length is checked at every exit of the loop, so that the error does not depend
+      // on where the input was split
+      if (i - start > 19) fail("integer has more than 19 digits", start);
+      fail(`invalid integer byte ${describe(B[i]!)}`, i);
+    }
     n = n * 10 + c;
     i++;
-    if (i - start > 19) fail("integer has more than 19 digits", start);
   }
+  if (i - start > 19) fail("integer has more than 19 digits", start);
   if (i === start) fail("empty integer", i);
   if (i + 1 >= E) return INCOMPLETE;
   if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
@@ -542,15 +549,11 @@ export function parseFrame(): Parsed {
   }
   TYPE = t;
   if (t === 0x3e) BIN = false;
-  return value(0);
+  return value(0, false);
 }
 
-/** The next value parsed is a map key (see `cachedStr`). */
-let KEY = false;
-
-function value(depth: number): Parsed {
-  const key = KEY;
-  KEY = false;
+/** Parses the value at P, nested `depth` levels deep; `key`: it is a map key. */
+function value(depth: number, key: boolean): Parsed {
   if (P >= E) return INCOMPLETE;
   let at = P;
   let t = B[at]!;
@@ -565,29 +568,11 @@ function value(depth: number): Parsed {
   switch (t) {
     case 0x24: // $
     case 0x21: // !
-    case 0x3d: { // =
-      const n = readLen(t === 0x24, t === 0x24);
-      if (n === NEED) return INCOMPLETE;
-      if (n === -1) return null;
-      if (n === STREAMED) return streamedString(at, depth);
-      const e = bulkEnd(t, n);
-      if (e === NEED) return INCOMPLETE;
-      const s = P;
-      P = e + 2;
-      if (t === 0x24) return BIN ? bytes(s, e) : key ? cachedStr(s, e) : str(s, e);
-      if (t === 0x21) return new ReplyError(str(s, e));
-      return BIN ? bytes(s + 4, e) : str(s + 4, e);
-    }
+    case 0x3d: // =
+      return bulk(t, at, depth, key);
     case 0x2b: // +
-    case 0x2d: { // -
-      const s = P;
-      const cr = lineEnd(MAX_LENGTH, t === 0x2d ? "error" : "simple string");
-      if (cr === NEED) return INCOMPLETE;
-      P = cr + 2;
-      if (t === 0x2d) return new ReplyError(str(s, cr));
-      if (BIN) return bytes(s, cr);
-      return cr - s === 2 && B[s] === 0x4f && B[s + 1] === 0x4b ? "OK" : cachedStr(s, cr);
-    }
+    case 0x2d: // -
+      return simple(t);
     case 0x3a: // :
       return readInteger();
     case 0x2a: // *
@@ -608,6 +593,32 @@ function value(depth: number): Parsed {
   }
 }
 
+/** A `$`, `!` or `=` value whose type byte is at `at` (P just after it). */
+function bulk(t: number, at: number, depth: number, key: boolean): Parsed {
+  const n = readLen(t === 0x24, t === 0x24);
+  if (n === NEED) return INCOMPLETE;
+  if (n === -1) return null;
+  if (n === STREAMED) return streamedString(at, depth);
+  const e = bulkEnd(t, n);
+  if (e === NEED) return INCOMPLETE;
+  const s = P;
+  P = e + 2;
+  if (t === 0x24) return BIN ? bytes(s, e) : key ? cachedStr(s, e) : str(s, e);
+  if (t === 0x21) return new ReplyError(str(s, e));
+  return BIN ? bytes(s + 4, e) : str(s + 4, e);
+}
+
+/** A `+` or `-` line (P just after the type byte). */
+function simple(t: number): Parsed {
+  const s = P;
+  const cr = lineEnd(MAX_LENGTH, t === 0x2d ? "error" : "simple string");
+  if (cr === NEED) return INCOMPLETE;
+  P = cr + 2;
+  if (t === 0x2d) return new ReplyError(str(s, cr));
+  if (BIN) return bytes(s, cr);
+  return cr - s === 2 && B[s] === 0x4f && B[s + 1] === 0x4b ? "OK" : cachedStr(s, cr);
+}
+
 /** An aggregate whose type byte `t` is at `at` (P just after it). */
 function aggregate(t: number, at: number, depth: number): Parsed {
   if (depth >= MAX_DEPTH) tooDeep(at);
@@ -622,7 +633,7 @@ function aggregate(t: number, at: number, depth: number): Parsed {
   if (t === 0x2a || t === 0x3e) {
     const a: RespValue[] = [];
     for (let i = 0; i < n; i++) {
-      const v = value(d);
+      const v = value(d, false);
       if (v === INCOMPLETE) return INCOMPLETE;
       a.push(v);
     }
@@ -631,7 +642,7 @@ function aggregate(t: number, at: number, depth: number): Parsed {
   if (t === 0x7e) {
     const s = new Set<RespValue>();
     for (let i = 0; i < n; i++) {
-      const v = value(d);
+      const v = value(d, false);
       if (v === INCOMPLETE) return INCOMPLETE;
       s.add(v);
     }
@@ -639,10 +650,9 @@ function aggregate(t: number, at: number, depth: number): Parsed {
   }
   const m = new Map<RespValue, RespValue>();
   for (let i = 0; i < n; i++) {
-    KEY = true;
-    const k = value(d);
+    const k = value(d, true);
     if (k === INCOMPLETE) return INCOMPLETE;
-    const v = value(d);
+    const v = value(d, false);
     if (v === INCOMPLETE) return INCOMPLETE;
     m.set(k, v);
   }
@@ -668,11 +678,10 @@ function streamedAggregate(t: number, d: number): Parsed {
       const end = endMarker();
       if (end === NEED) return INCOMPLETE;
       if (end === 1) return m;
-      KEY = true;
-      const k = value(d);
+      const k = value(d, true);
       if (k === INCOMPLETE) return INCOMPLETE;
       if (P < E && B[P] === 0x2e) fail("streamed map ends after a key", P);
-      const v = value(d);
+      const v = value(d, false);
       if (v === INCOMPLETE) return INCOMPLETE;
       m.set(k, v);
     }
@@ -682,7 +691,7 @@ function streamedAggregate(t: number, d: number): Parsed {
     const end = endMarker();
     if (end === NEED) return INCOMPLETE;
     if (end === 1) break;
-    const v = value(d);
+    const v = value(d, false);
     if (v === INCOMPLETE) return INCOMPLETE;
     items.push(v);
   }
@@ -756,9 +765,31 @@ export function decodeChunk(
   OWNED = false;
   let epoch = ++EPOCH;
   while (p < end) {
-    P = p;
-    BIN = flags.binary;
-    const v = parseFrame();
+    // the commonest replies go straight to their reader
+    let v: Parsed;
+    const t = buf[p]!;
+    if (t === 0x3a) {
+      P = p + 1;
+      v = readInteger();
+      TYPE = t;
+      ATTRS = undefined;
+    } else if (t === 0x24) {
+      P = p + 1;
+      BIN = flags.binary;
+      v = bulk(t, p, 0, false);
+      TYPE = t;
+      ATTRS = undefined;
+    } else if (t === 0x2b) {
+      P = p + 1;
+      BIN = flags.binary;
+      v = simple(t);
+      TYPE = t;
+      ATTRS = undefined;
+    } else {
+      P = p;
+      BIN = flags.binary;
+      v = parseFrame();
+    }
     if (v === INCOMPLETE) return p;
     p = P;
     try {
