@@ -709,11 +709,11 @@ function streamedString(at: number, depth: number): Parsed {
     const n = readLen(false, false);
     if (n === NEED) return INCOMPLETE;
     if (n === 0) break;
+    if (total + n > MAX_LENGTH) fail("streamed string exceeds 512 MB", P);
     const e = bulkEnd(0x24, n);
     if (e === NEED) return INCOMPLETE;
     parts.push(P, e);
     total += n;
-    if (total > MAX_LENGTH) fail("streamed string exceeds 512 MB", P);
     P = e + 2;
   }
   const out = new Uint8Array(total);
@@ -828,7 +828,10 @@ const K_MAP = 3;
 export class Scanner {
   /** Kind of each open level (K_*). */
   kinds: number[] = [];
-  /** Elements left in each open level, -1 for streamed, or parity for streamed maps. */
+  /**
+   * Per open level: elements left; -1 for a streamed aggregate; -2/-3 for a streamed map
+   * expecting a key/value; bytes so far for a streamed string.
+   */
   counts: number[] = [];
   /** Buffer index the scan needs before it can progress (0 if unknown: any byte helps). */
   need = 0;
@@ -873,8 +876,11 @@ export class Scanner {
           if (this.#done()) return true;
           continue;
         }
+        // a streamed string level counts the bytes of its chunks so far
+        if (counts[top]! + n > MAX_LENGTH) fail("streamed string exceeds 512 MB", P);
         const e = bulkEnd(0x24, n);
         if (e === NEED) return this.#wait(start, P + n + 2);
+        counts[top] = counts[top]! + n;
         P = e + 2;
         continue;
       }
@@ -901,7 +907,7 @@ export class Scanner {
           if (n === STREAMED) {
             if (kinds.length >= MAX_DEPTH) tooDeep(start);
             kinds.push(K_STR);
-            counts.push(-1);
+            counts.push(0);
             continue;
           }
           if (n >= 0) {
