@@ -102,7 +102,9 @@ export class RespDecoder {
    *
    * @param chunk The next bytes of the stream.
    * @throws {ProtocolError} The input is not valid RESP; `offset` is the stream offset of the
-   * fault. The decoder then refuses input until {@linkcode RespDecoder.reset}.
+   * fault. The frames before the fault have been delivered; the decoder refuses input until
+   * {@linkcode RespDecoder.reset}.
+   * @throws {Error} Called from one of this decoder's own handlers.
    */
   feed(chunk: Uint8Array): void {
     if (this.#error !== undefined) throw this.#error;

@@ -60,7 +60,9 @@ export class RespFramer {
    *
    * @param chunk The next bytes of the stream.
    * @throws {ProtocolError} The input is not valid RESP; `offset` is the stream offset of the
-   * fault. The framer then refuses input until {@linkcode RespFramer.reset}.
+   * fault. The frames before the fault have been delivered; the framer refuses input until
+   * {@linkcode RespFramer.reset}.
+   * @throws {Error} Called from the framer's own callback.
    */
   feed(chunk: Uint8Array): void {
     if (this.#error !== undefined) throw this.#error;
