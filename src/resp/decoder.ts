@@ -5,14 +5,13 @@
  */
 
 import { ProtocolError } from "../errors.ts";
+import { Collector } from "./_collector.ts";
 import {
   decodeChunk,
   type Failure,
   HandlerFailure,
   INCOMPLETE,
   parseFrame,
-  pos,
-  Scanner,
   setInput,
 } from "./_reader.ts";
 import * as reader from "./_reader.ts";
@@ -36,7 +35,6 @@ export interface RespDecoderHandlers {
   onPush(frame: RespValue[]): void;
 }
 
-const EMPTY = new Uint8Array(0);
 /** An accumulation buffer larger than this is dropped after its frame. */
 const KEEP = 1 << 20;
 
@@ -73,15 +71,9 @@ export class RespDecoder {
   #handlers: RespDecoderHandlers;
   /** Stream offset of the next chunk's first byte. */
   #offset = 0;
-  /** Bytes of the frame being collected across chunks: acc[0..accLen). */
-  #acc: Uint8Array = EMPTY;
-  #accLen = 0;
-  /** Stream offset of acc[0]. */
-  #accBase = 0;
-  /** Where the scanner resumes in acc. */
-  #scanPos = 0;
+  /** The frame being collected across chunks. */
+  #col = new Collector();
   #binaryFrame = false;
-  #scanner = new Scanner();
   #error: ProtocolError | undefined;
   #failure: Failure = { f: undefined, stop: false };
   #feeding = false;
@@ -130,10 +122,7 @@ export class RespDecoder {
   reset(): void {
     if (this.#feeding) this.#failure.stop = true;
     this.#offset = 0;
-    this.#acc = EMPTY;
-    this.#accLen = 0;
-    this.#scanPos = 0;
-    this.#scanner.reset();
+    this.#col.clear();
     this.#error = undefined;
   }
 
@@ -143,8 +132,9 @@ export class RespDecoder {
     const failure = this.#failure;
     failure.f = undefined;
     let p = 0;
-    if (this.#accLen > 0) {
-      p = this.#resume(chunk, 0);
+    const col = this.#col;
+    if (col.length > 0) {
+      p = col.resume(chunk, 0);
       if (p >= 0) this.#flush(failure);
     }
     while (p >= 0 && p < end && !failure.stop) {
@@ -152,10 +142,8 @@ export class RespDecoder {
       if (p === end || failure.stop) break;
       // the frame at p continues in later chunks: collect it
       this.#binaryFrame = this.binary;
-      this.#accBase = base + p;
-      this.#scanPos = 0;
-      this.#scanner.reset();
-      p = this.#resume(chunk, p);
+      col.start(base + p);
+      p = col.resume(chunk, p);
       if (p >= 0) this.#flush(failure); // cannot happen: the parser saw it incomplete
     }
     if (!failure.stop) this.#offset = base + end;
@@ -166,17 +154,17 @@ export class RespDecoder {
     }
   }
 
-  /** Decodes the frame collected in acc[0..scanPos) and delivers it. */
+  /** Decodes the frame the collector completed and delivers it. */
   #flush(failure: Failure): void {
-    const frameEnd = this.#scanPos;
-    const acc = this.#acc;
-    const big = acc.length > KEEP;
-    this.#accLen = 0;
-    if (big) this.#acc = EMPTY;
-    setInput(acc, 0, frameEnd, this.#accBase, this.#binaryFrame, big);
+    const col = this.#col;
+    const frameEnd = col.end;
+    const base = col.base;
+    const acc = col.finish(KEEP);
+    // a buffer dropped by the collector is the frame's own: large byte values may view it
+    setInput(acc, 0, frameEnd, base, this.#binaryFrame, acc !== col.acc);
     const v = parseFrame();
     if (v === INCOMPLETE) {
-      throw new ProtocolError("Cannot decode the reply: inconsistent frame", this.#accBase);
+      throw new ProtocolError("Cannot decode the reply: inconsistent frame", base);
     }
     const attrs = reader.ATTRS;
     const type = reader.TYPE;
@@ -187,44 +175,5 @@ export class RespDecoder {
     } catch (e) {
       if (failure.f === undefined) failure.f = new HandlerFailure(e);
     }
-  }
-
-  /**
-   * Adds chunk bytes from `c` on to the collected frame until it is complete. Returns the chunk
-   * index just after the frame, or -1 when the chunk was used up without completing it.
-   */
-  #resume(chunk: Uint8Array, c: number): number {
-    const end = chunk.length;
-    const scanner = this.#scanner;
-    for (;;) {
-      const need = scanner.need;
-      // a bulk tells how many bytes it needs; otherwise take pieces growing with the frame, so
-      // that a short frame tail does not copy a whole chunk and a long frame is scanned once
-      const take = need > this.#accLen
-        ? Math.min(need - this.#accLen, end - c)
-        : Math.min(end - c, Math.max(4096, this.#accLen));
-      this.#append(chunk, c, c + take);
-      c += take;
-      if (this.#accLen < need) return -1;
-      setInput(this.#acc, this.#scanPos, this.#accLen, this.#accBase, false, false);
-      const done = scanner.scan();
-      this.#scanPos = pos();
-      if (done) return c - (this.#accLen - this.#scanPos);
-      if (c === end) return -1;
-    }
-  }
-
-  #append(chunk: Uint8Array, from: number, to: number): void {
-    const n = to - from;
-    if (n === 0) return;
-    const len = this.#accLen;
-    if (len + n > this.#acc.length) {
-      const cap = Math.max(len + n, this.#acc.length * 2, this.#scanner.need, 256);
-      const next = new Uint8Array(cap);
-      next.set(this.#acc.subarray(0, len));
-      this.#acc = next;
-    }
-    this.#acc.set(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to), len);
-    this.#accLen = len + n;
   }
 }

@@ -5,9 +5,9 @@
  */
 
 import { ProtocolError } from "../errors.ts";
+import { Collector } from "./_collector.ts";
 import { pos, Scanner, setInput } from "./_reader.ts";
 
-const EMPTY = new Uint8Array(0);
 /** A collection buffer larger than this is handed out (not copied) and replaced. */
 const KEEP = 1 << 16;
 
@@ -29,10 +29,9 @@ const KEEP = 1 << 16;
 export class RespFramer {
   #onFrame: (frame: Uint8Array, type: number) => void;
   #offset = 0;
-  #acc: Uint8Array = EMPTY;
-  #accLen = 0;
-  #accBase = 0;
-  #scanPos = 0;
+  /** The frame being collected across chunks. */
+  #col = new Collector();
+  /** Scans the frames that lie wholly inside a chunk. */
   #scanner = new Scanner();
   #error: ProtocolError | undefined;
   #feeding = false;
@@ -88,10 +87,7 @@ export class RespFramer {
   reset(): void {
     if (this.#feeding) this.#stop = true;
     this.#offset = 0;
-    this.#acc = EMPTY;
-    this.#accLen = 0;
-    this.#scanPos = 0;
-    this.#scanner.reset();
+    this.#col.clear();
     this.#error = undefined;
   }
 
@@ -109,10 +105,11 @@ export class RespFramer {
         failed = true;
       }
     };
+    const col = this.#col;
     let p = 0;
-    if (this.#accLen > 0) {
-      p = this.#resume(chunk, 0);
-      if (p >= 0) deliver(this.#takeCollected(), scanner.type);
+    if (col.length > 0) {
+      p = col.resume(chunk, 0);
+      if (p >= 0) deliver(this.#takeCollected(), col.scanner.type);
     }
     if (p >= 0 && p < end && !this.#stop) {
       // find the complete frames first, then copy them out in one piece
@@ -146,60 +143,20 @@ export class RespFramer {
       if (fault !== undefined) throw fault;
       if (q < end && !this.#stop) {
         // the frame at q continues in later chunks: collect it
-        this.#accBase = base + q;
-        this.#scanPos = 0;
-        scanner.reset();
-        if (this.#resume(chunk, q) >= 0) deliver(this.#takeCollected(), scanner.type);
+        col.start(base + q);
+        if (col.resume(chunk, q) >= 0) deliver(this.#takeCollected(), col.scanner.type);
       }
     }
     if (!this.#stop) this.#offset = base + end;
     if (failed) throw handlerError;
   }
 
-  /** Hands out the frame collected in acc[0..scanPos). */
+  /** Hands out the frame the collector completed. */
   #takeCollected(): Uint8Array {
-    const frameEnd = this.#scanPos;
-    this.#accLen = 0;
-    if (frameEnd > KEEP) {
-      const frame = this.#acc.subarray(0, frameEnd);
-      this.#acc = EMPTY;
-      return frame;
-    }
-    return this.#acc.slice(0, frameEnd);
-  }
-
-  #resume(chunk: Uint8Array, c: number): number {
-    const end = chunk.length;
-    const scanner = this.#scanner;
-    for (;;) {
-      const need = scanner.need;
-      // a bulk tells how many bytes it needs; otherwise take pieces growing with the frame, so
-      // that a short frame tail does not copy a whole chunk and a long frame is scanned once
-      const take = need > this.#accLen
-        ? Math.min(need - this.#accLen, end - c)
-        : Math.min(end - c, Math.max(4096, this.#accLen));
-      this.#append(chunk, c, c + take);
-      c += take;
-      if (this.#accLen < need) return -1;
-      setInput(this.#acc, this.#scanPos, this.#accLen, this.#accBase, false, false);
-      const done = scanner.scan();
-      this.#scanPos = pos();
-      if (done) return c - (this.#accLen - this.#scanPos);
-      if (c === end) return -1;
-    }
-  }
-
-  #append(chunk: Uint8Array, from: number, to: number): void {
-    const n = to - from;
-    if (n === 0) return;
-    const len = this.#accLen;
-    if (len + n > this.#acc.length) {
-      const cap = Math.max(len + n, this.#acc.length * 2, this.#scanner.need, 256);
-      const next = new Uint8Array(cap);
-      next.set(this.#acc.subarray(0, len));
-      this.#acc = next;
-    }
-    this.#acc.set(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to), len);
-    this.#accLen = len + n;
+    const col = this.#col;
+    const frameEnd = col.end;
+    const acc = col.finish(KEEP);
+    // a buffer dropped by the collector is the frame's own: hand out a view, not a copy
+    return acc !== col.acc ? acc.subarray(0, frameEnd) : acc.slice(0, frameEnd);
   }
 }
