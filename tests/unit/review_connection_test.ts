@@ -241,4 +241,26 @@ describe("review: Connection", () => {
       `a command of the transaction ran on the new socket without MULTI: ${later.join(", ")}`,
     );
   });
+  it("close() while the socket is full, then the socket is lost: the queued command settles", async () => {
+    const transports: MemTransport[] = [];
+    const conn = new Connection(options((o) => {
+      const t = new MemTransport(o, () => undefined);
+      transports.push(t);
+      return Promise.resolve(t);
+    }));
+    await conn.connect();
+    const t0 = transports[0]!;
+    t0.writable = false;
+    const written = conn.send(["SET", "a", "1"], undefined, 0);
+    written.catch(() => {});
+    await Promise.resolve();
+    const queued = conn.send(["SET", "b", "2"], undefined, 0); // waits for onDrain
+    const closing = conn.close();
+    t0.close(); // lost before it drained
+    const c = await within(closing, 500);
+    const q = await within(queued, 500);
+    conn.destroy();
+    assert.notEqual(c, "timeout", "close() resolves");
+    assert.notEqual(q, "timeout", "the queued command settles");
+  });
 });
