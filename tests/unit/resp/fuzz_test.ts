@@ -19,8 +19,8 @@ import {
 
 type Outcome = { events: Event[]; error?: number };
 
-function decodeOutcome(bytes: Uint8Array, cuts: number[]): Outcome {
-  const c = collector();
+function decodeOutcome(bytes: Uint8Array, cuts: number[], binary = false): Outcome {
+  const c = collector(binary);
   try {
     let from = 0;
     for (const cut of [...cuts, bytes.length]) {
@@ -120,6 +120,13 @@ describe("RESP fuzz: mutated streams", () => {
       const bytewise = decodeOutcome(mutated, Array.from({ length: mutated.length }, (_, i) => i));
       assert.deepEqual(split, whole, `round ${round}: split`);
       assert.deepEqual(bytewise, whole, `round ${round}: bytewise`);
+      if (round % 4 === 0) {
+        assert.deepEqual(
+          decodeOutcome(mutated, cuts, true),
+          decodeOutcome(mutated, [], true),
+          `round ${round}: binary split`,
+        );
+      }
       const framed = frameOutcome(mutated, cuts);
       assert.equal(framed.error, whole.error, `round ${round}: framer error offset`);
       assert.equal(framed.frames.length, whole.events.length, `round ${round}: frame count`);
