@@ -131,4 +131,18 @@ describe("review: client core against a real redis-server", () => {
     // On RESP3 a throwing listener is logged; on RESP2 it must not be taken for a protocol fault.
     assert.deepEqual(errors.map((e) => (e as Error).name), []);
   });
+  it("a second subscribe() to a channel resolves only once the server confirmed it (RESP2)", async () => {
+    const client = track(new RedisClient({ url: server.url, protocol: 2 }));
+    await client.connect();
+    const got: string[] = [];
+    const first = client.subscribe("review:twice", () => {});
+    const second = await client.subscribe("review:twice", (m) => got.push(m));
+    // Resolved means subscribed: a message published now reaches the second listener.
+    const receivers = await client.publish("review:twice", "m");
+    for (let i = 0; i < 50 && got.length === 0; i++) await sleep(5);
+    await first;
+    await second.unsubscribe();
+    assert.equal(receivers, 1, "the server had the subscription when subscribe() resolved");
+    assert.deepEqual(got, ["m"]);
+  });
 });
