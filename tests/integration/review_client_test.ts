@@ -145,4 +145,17 @@ describe("review: client core against a real redis-server", () => {
     assert.equal(receivers, 1, "the server had the subscription when subscribe() resolved");
     assert.deepEqual(got, ["m"]);
   });
+  it("a raw SUBSCRIBE through sendCommand does not take the next command's reply (RESP3)", async () => {
+    const client = track(new RedisClient({ url: server.url, commandTimeout: 500 }));
+    await client.set("rr:k", "v");
+    // Either refused (use subscribe()) or confirmed; never answered with another reply.
+    const sub = client.sendCommand(["SUBSCRIBE", "review:raw"]).then(
+      (v) => ({ ok: true, v }),
+      (e: Error) => ({ ok: false, v: e.name }),
+    );
+    const get = within(client.get("rr:k"), 2000);
+    const s = await within(sub, 2000);
+    assert.notDeepEqual(s, { ok: true, value: { ok: true, v: "v" } }, "SUBSCRIBE got GET's reply");
+    assert.deepEqual(await get, { ok: true, value: "v" });
+  });
 });
