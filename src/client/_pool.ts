@@ -59,6 +59,12 @@ export class ExclusivePool {
 
   release(conn: Connection): void {
     if (!this.#busy.delete(conn)) return;
+    if (!conn.idle && !conn.closed) {
+      // A command still waits for its reply (a timed-out BLPOP, say): never lend it again.
+      conn.destroy();
+      this.#serveWaiter();
+      return;
+    }
     if (this.#closed || conn.closed || this.#retire.has(conn)) {
       conn.close().catch(() => {});
       this.#serveWaiter();

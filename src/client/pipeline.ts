@@ -14,13 +14,20 @@ export type BatchSender = (
   args: RedisArgument[],
   transform: Transform | undefined,
   flags: number,
+  blockMs?: number,
 ) => Promise<unknown>;
+
+/** Sends the commands of a transaction together: all queued, or all rejected. */
+export type TransactionSender = (
+  commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
+) => Promise<unknown>[];
 
 /** @internal One recorded command. */
 export interface QueuedCommand {
   args: RedisArgument[];
   transform: Transform | undefined;
   flags: number;
+  blockMs: number | undefined;
 }
 
 /**
@@ -74,8 +81,13 @@ export abstract class Batch {
   }
 
   /** @internal Records a command. */
-  _run(args: RedisArgument[], transform: Transform | undefined, flags: number): this {
-    this._queue.push({ args, transform, flags });
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): this {
+    this._queue.push({ args, transform, flags, blockMs });
     return this;
   }
 
@@ -119,7 +131,7 @@ export class Pipeline extends Batch {
     const q = this._queue.splice(0);
     return Promise.all(
       q.map((c) =>
-        this._send(c.args, c.transform, c.flags).then(
+        this._send(c.args, c.transform, c.flags, c.blockMs).then(
           (v) => v,
           (e: unknown) => {
             if (e instanceof RedisError) return e;
@@ -149,10 +161,12 @@ export interface Transaction extends ChainedCommands<Transaction> {}
 /** A transaction: see the interface of the same name. */
 export class Transaction extends Batch {
   readonly #onDone: (() => void) | undefined;
+  readonly #sendAll: TransactionSender;
 
   /** @internal */
-  constructor(send: BatchSender, onDone?: () => void) {
-    super(send);
+  constructor(sendAll: TransactionSender, onDone?: () => void) {
+    super((args, transform, flags) => sendAll([{ args, transform, flags }])[0]!);
+    this.#sendAll = sendAll;
     this.#onDone = onDone;
   }
 
@@ -164,9 +178,7 @@ export class Transaction extends Batch {
   async exec(): Promise<unknown[] | null> {
     const q = this._queue.splice(0);
     const transforms = q.map((c) => c.transform);
-    const multi = this._send(["MULTI"], undefined, 0);
-    const queued = q.map((c) => this._send(c.args, undefined, 0));
-    const exec = this._send(["EXEC"], (reply: RespValue) => {
+    const exec = (reply: RespValue) => {
       if (reply === null) return null;
       if (!Array.isArray(reply)) {
         throw new RedisError(`Cannot read the EXEC reply: expected an array`);
@@ -181,9 +193,16 @@ export class Transaction extends Batch {
           return e;
         }
       });
-    }, 0);
+    };
+    // MULTI, the commands and EXEC are queued together or not at all, so a queue bound can never
+    // leave the connection inside a transaction.
+    const all = this.#sendAll([
+      { args: ["MULTI"], transform: undefined, flags: 0 },
+      ...q.map((c) => ({ args: c.args, transform: undefined, flags: 0 })),
+      { args: ["EXEC"], transform: exec, flags: 0 },
+    ]);
     // Observe every promise so none is left unhandled, then report the first queueing error.
-    const settled = await Promise.allSettled([multi, ...queued, exec]);
+    const settled = await Promise.allSettled(all);
     this.#onDone?.();
     const last = settled[settled.length - 1]!;
     if (last.status === "fulfilled") return last.value as unknown[] | null;

@@ -7,7 +7,12 @@
 import { RedisCommands } from "../commands/commands.ts";
 import type { ScoredMember } from "../commands/types.ts";
 import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
-import { Connection, type ConnectionHooks, type Endpoint } from "../connection/connection.ts";
+import {
+  Connection,
+  type ConnectionHooks,
+  type Endpoint,
+  FLAG_SUBSCRIBE,
+} from "../connection/connection.ts";
 import { ClosedError, TimeoutError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -65,6 +70,27 @@ export type RedisClientEventName =
   | "maintenance"
   | "handoff";
 
+/** Commands that would break the shared connection, and what to use instead. */
+const RESERVED: Record<string, string> = {
+  SUBSCRIBE: "subscribe()",
+  PSUBSCRIBE: "psubscribe()",
+  SSUBSCRIBE: "ssubscribe()",
+  UNSUBSCRIBE: "the subscription's unsubscribe()",
+  PUNSUBSCRIBE: "the subscription's unsubscribe()",
+  SUNSUBSCRIBE: "the subscription's unsubscribe()",
+  MULTI: "multi()",
+  EXEC: "multi().exec()",
+  DISCARD: "multi().discard()",
+  WATCH: "watch()",
+  UNWATCH: "watch() and release()",
+  SELECT: "the db option (one client per database)",
+  HELLO: "the protocol option",
+  AUTH: "the username and password options",
+  RESET: "close() and a new client",
+  QUIT: "close()",
+  MONITOR: "redis-cli monitor",
+};
+
 class BinaryView extends RedisCommands<Uint8Array> {
   readonly #client: RedisClient;
   constructor(client: RedisClient) {
@@ -98,21 +124,32 @@ class BinaryView extends RedisCommands<Uint8Array> {
 export class WatchSession extends RedisCommands<string> implements AsyncDisposable {
   readonly #conn: Connection;
   readonly #release: (c: Connection) => void;
+  readonly #blockingTimeout: (flags: number, blockMs: number | undefined) => number | undefined;
   #released = false;
 
   /** @internal */
-  constructor(conn: Connection, release: (c: Connection) => void) {
+  constructor(
+    conn: Connection,
+    release: (c: Connection) => void,
+    blockingTimeout: (flags: number, blockMs: number | undefined) => number | undefined,
+  ) {
     super();
     this.#conn = conn;
     this.#release = release;
+    this.#blockingTimeout = blockingTimeout;
   }
 
   /** @internal */
-  _run(args: RedisArgument[], transform: Transform | undefined, flags: number): unknown {
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): unknown {
     if (this.#released) {
       return Promise.reject(new ClosedError("Cannot send the command: the WATCH session ended"));
     }
-    return this.#conn.send(args, transform, flags);
+    return this.#conn.send(args, transform, flags, this.#blockingTimeout(flags, blockMs));
   }
 
   /**
@@ -122,7 +159,12 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
    */
   multi(): Transaction {
     return new Transaction(
-      (args, transform, flags) => this._run(args, transform, flags) as Promise<unknown>,
+      (cmds) =>
+        this.#released
+          ? cmds.map(() =>
+            Promise.reject(new ClosedError("Cannot send the command: the WATCH session ended"))
+          )
+          : this.#conn.sendAll(cmds),
       () => this.release(),
     );
   }
@@ -136,7 +178,11 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
     if (this.#released) return;
     this.#released = true;
     try {
-      if (!this.#conn.closed) await this.#conn.send(["UNWATCH"], undefined, 0);
+      // With a command still unanswered (a timed-out BLPOP), UNWATCH would wait behind it: the
+      // pool drops such a connection instead.
+      if (!this.#conn.closed && this.#conn.idle) {
+        await this.#conn.send(["UNWATCH"], undefined, 0);
+      }
     } catch {
       // The connection is broken: the pool drops it.
     }
@@ -190,7 +236,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     this.#o = resolveClientOptions(options);
     this.#logger = options.logger ?? silentLogger;
     this.#connector = options.connector ?? defaultConnector;
-    this.#pubsub = new SubscriptionManager((args) => this.#pubsubConnection().sendNoReply(args));
+    this.#pubsub = new SubscriptionManager((args, subscribe) =>
+      subscribe
+        ? this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE)
+        : this.#pubsubConnection().sendNoReply(args)
+    );
     const mode = options.maintenanceNotifications?.mode ?? "auto";
     if (mode === "enabled" && this.#o.protocol !== 3) {
       throw new TypeError(
@@ -311,7 +361,21 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
     }
     if ((flags & FLAG_BLOCKING) === 0) return this.#shared.send(args, transform, flags);
+    const name = args[0];
+    if (name === "WAIT" || name === "WAITAOF") {
+      // WAIT counts the acknowledgements of the writes of the connection it runs on: the shared
+      // one, where the client's writes went. It holds that connection for up to its timeout.
+      return this.#shared.send(args, transform, flags, this.#blockingTimeout(flags, blockMs));
+    }
     return this.#runExclusive(args, transform, flags, blockMs ?? 0);
+  }
+
+  /** The timeout of a blocking command: its block time plus `commandTimeout` (0 = forever). */
+  #blockingTimeout(flags: number, blockMs: number | undefined): number | undefined {
+    if ((flags & FLAG_BLOCKING) === 0) return undefined;
+    const t = this.#o.commandTimeout;
+    const b = blockMs ?? 0;
+    return b === 0 || t === 0 ? 0 : b + t;
   }
 
   async #runExclusive(
@@ -321,8 +385,7 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     blockMs: number,
   ): Promise<unknown> {
     const conn = await this.#pool.acquire();
-    const t = this.#o.commandTimeout;
-    const timeout = blockMs === 0 || t === 0 ? 0 : blockMs + t;
+    const timeout = this.#blockingTimeout(flags | FLAG_BLOCKING, blockMs);
     try {
       const v = await conn.send(args, transform, flags, timeout);
       this.#pool.release(conn);
@@ -363,6 +426,15 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     if (!Array.isArray(args) || args.length === 0) {
       return Promise.reject(new TypeError("Cannot send an empty command"));
     }
+    const name = typeof args[0] === "string" ? args[0].toUpperCase() : "";
+    const instead = RESERVED[name] ??
+      (name === "CLIENT" && String(args[1]).toUpperCase() === "REPLY" ? "nothing" : undefined);
+    if (instead !== undefined) {
+      // These change the state of the shared connection for every caller, or answer out of band.
+      return Promise.reject(
+        new TypeError(`Cannot send "${name}" with sendCommand: use ${instead}`),
+      );
+    }
     const flags = (options.binary ? FLAG_BINARY : 0) |
       (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
     if (this.#closed) {
@@ -394,7 +466,9 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @returns A new pipeline.
    */
   pipeline(): Pipeline {
-    return new Pipeline((args, transform, flags) => this._run(args, transform, flags));
+    return new Pipeline((args, transform, flags, blockMs) =>
+      this._run(args, transform, flags, blockMs)
+    );
   }
 
   /**
@@ -403,9 +477,14 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @returns A new transaction.
    */
   multi(): Transaction {
-    return new Transaction((args, transform, flags) =>
-      this.#shared.send(args, transform, flags & ~FLAG_BLOCKING)
-    );
+    if (this.#closed) {
+      return new Transaction((cmds) =>
+        cmds.map(() =>
+          Promise.reject(new ClosedError("Cannot send the transaction: the client is closed"))
+        )
+      );
+    }
+    return new Transaction((cmds) => this.#shared.sendAll(cmds));
   }
 
   /**
@@ -423,7 +502,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       this.#pool.discard(conn);
       throw e;
     }
-    return new WatchSession(conn, (c) => this.#pool.release(c));
+    return new WatchSession(
+      conn,
+      (c) => this.#pool.release(c),
+      (flags, blockMs) => this.#blockingTimeout(flags, blockMs),
+    );
   }
 
   #subscribe(

@@ -140,10 +140,19 @@ export class SubscriptionManager {
     pattern: new Map(),
     shard: new Map(),
   };
-  readonly #confirm = new Map<string, (() => void)[]>();
-  readonly #send: (args: string[]) => Promise<void>;
+  readonly #send: (args: string[], subscribe: boolean) => Promise<unknown>;
+  /** Subscribe commands not yet confirmed, per name. */
+  readonly #pending: Record<SubscriptionKind, Map<string, Promise<unknown>>> = {
+    channel: new Map(),
+    pattern: new Map(),
+    shard: new Map(),
+  };
 
-  constructor(send: (args: string[]) => Promise<void>) {
+  /**
+   * @param send Sends a subscribe-family command (`subscribe`: answered once every channel is
+   *   confirmed, or rejected by an error reply) or an unsubscribe-family one (no reply slot).
+   */
+  constructor(send: (args: string[], subscribe: boolean) => Promise<unknown>) {
     this.#send = send;
   }
 
@@ -154,39 +163,49 @@ export class SubscriptionManager {
 
   async add(sub: Subscription): Promise<void> {
     const map = this.#subs[sub.kind];
+    const pending = this.#pending[sub.kind];
     const fresh: string[] = [];
+    const waits: Promise<unknown>[] = [];
     for (const n of sub.names) {
       let set = map.get(n);
       if (!set) {
         set = new Set();
         map.set(n, set);
         fresh.push(n);
+      } else {
+        // Subscribed by another subscription: wait until the server confirmed it.
+        const w = pending.get(n);
+        if (w) waits.push(w);
       }
       set.add(sub);
     }
-    if (fresh.length === 0) return;
-    const cmd = COMMANDS[sub.kind][0];
-    const confirmed = Promise.all(
-      fresh.map((n) =>
-        new Promise<void>((resolve) => {
-          const key = `${cmd.toLowerCase()}\0${n}`;
-          const list = this.#confirm.get(key);
-          if (list) list.push(resolve);
-          else this.#confirm.set(key, [resolve]);
-        })
-      ),
-    );
+    if (fresh.length > 0) {
+      const sent = this.#send([COMMANDS[sub.kind][0], ...fresh], true);
+      for (const n of fresh) pending.set(n, sent);
+      waits.push(sent);
+      sent.then(() => {
+        for (const n of fresh) if (pending.get(n) === sent) pending.delete(n);
+      }, () => {
+        for (const n of fresh) {
+          if (pending.get(n) === sent) pending.delete(n);
+          const set = map.get(n);
+          if (set) {
+            for (const s of set) s._end();
+            map.delete(n);
+          }
+        }
+      });
+    }
     try {
-      await this.#send([cmd, ...fresh]);
+      await Promise.all(waits);
     } catch (e) {
-      for (const n of fresh) {
+      for (const n of sub.names) {
         map.get(n)?.delete(sub);
         if (map.get(n)?.size === 0) map.delete(n);
-        this.#confirm.delete(`${cmd.toLowerCase()}\0${n}`);
       }
+      sub._end();
       throw e;
     }
-    await confirmed;
   }
 
   async _remove(sub: Subscription): Promise<void> {
@@ -202,7 +221,7 @@ export class SubscriptionManager {
       }
     }
     if (gone.length > 0) {
-      await this.#send([COMMANDS[sub.kind][1], ...gone]).catch(() => {});
+      await this.#send([COMMANDS[sub.kind][1], ...gone], false).catch(() => {});
     }
   }
 
@@ -211,7 +230,9 @@ export class SubscriptionManager {
     const steps: HandshakeStep[] = [];
     for (const kind of ["channel", "pattern", "shard"] as const) {
       const names = [...this.#subs[kind].keys()];
-      if (names.length > 0) steps.push({ args: [COMMANDS[kind][0], ...names], noReply: true });
+      if (names.length > 0) {
+        steps.push({ args: [COMMANDS[kind][0], ...names], pushes: names.length });
+      }
     }
     return steps;
   }
@@ -232,14 +253,7 @@ export class SubscriptionManager {
         return true;
       case "subscribe":
       case "psubscribe":
-      case "ssubscribe": {
-        const key = `${k.toLowerCase()}\0${String(frame[1])}`;
-        const list = this.#confirm.get(key);
-        const r = list?.shift();
-        if (list && list.length === 0) this.#confirm.delete(key);
-        r?.();
-        return true;
-      }
+      case "ssubscribe":
       case "unsubscribe":
       case "punsubscribe":
       case "sunsubscribe":
@@ -267,7 +281,5 @@ export class SubscriptionManager {
       for (const set of map.values()) for (const s of set) s._end();
       map.clear();
     }
-    for (const list of this.#confirm.values()) for (const r of list) r();
-    this.#confirm.clear();
   }
 }

@@ -24,8 +24,15 @@ import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
 import { countSocket, startTimer, stopTimer } from "../_resources.ts";
 
-/** Internal flag: the command gets no reply slot (subscribe family on RESP3 / RESP2 subscriber). */
+/** Internal flag: the command gets no reply slot (the unsubscribe family). */
 export const FLAG_NO_REPLY = 256;
+/**
+ * Internal flag: a subscribe-family command, answered by one confirmation push per channel (or
+ * by an error reply).
+ */
+export const FLAG_SUBSCRIBE = 512;
+/** Internal flag: more commands of the same transaction follow; never split them over writes. */
+export const FLAG_GROUP = 1024;
 
 /** An endpoint: host and port. */
 export interface Endpoint {
@@ -46,8 +53,8 @@ export interface HandshakeStep {
   args: RedisArgument[];
   /** Called with the reply (an error reply arrives as a `ReplyError` value); throw to fail the handshake. */
   onReply?: (reply: RespValue) => void;
-  /** The command gets no reply slot (the subscribe family: confirmed by push frames). */
-  noReply?: boolean;
+  /** Subscribe family: answered by this many confirmation pushes (or an error reply). */
+  pushes?: number;
 }
 
 /** What a handoff did. */
@@ -167,6 +174,8 @@ interface Pending {
   done: boolean;
   /** Approximate encoded size, counted only while offline. */
   bytes: number;
+  /** Subscribe family: confirmation pushes still expected before the command is answered. */
+  pushes: number;
 }
 
 /** One socket with its decoder and the commands written to it, in order. */
@@ -176,6 +185,8 @@ class Link {
   closed = false;
   ready = false;
   lastDataAt = 0;
+  /** Commands with different timeouts were written: deadlines are not in order. */
+  mixed = false;
   constructor(
     readonly transport: Transport,
     readonly endpoint: Endpoint,
@@ -197,6 +208,7 @@ const STATE_CLOSING = 4;
 const STATE_CLOSED = 5;
 
 const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
+const CONFIRM_KINDS = new Set(["subscribe", "psubscribe", "ssubscribe"]);
 
 const PUBSUB_KINDS = new Set([
   "message",
@@ -374,36 +386,85 @@ export class Connection {
     flags: number,
     timeout?: number,
   ): Promise<unknown> {
+    const refused = this.#refuse(args, 1, args.length === 0 ? 0 : -1);
+    if (refused !== undefined) return Promise.reject(refused);
+    return this.#push(args, transform, flags, timeout);
+  }
+
+  /**
+   * Sends several commands back to back (a transaction): either every one is queued, or none is
+   * and each promise rejects with the same error.
+   *
+   * @param commands The commands, in order.
+   * @returns One promise per command.
+   */
+  sendAll(
+    commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
+  ): Promise<unknown>[] {
+    let bytes = 0;
+    let refused: Error | undefined;
+    if (this.#state !== STATE_READY) {
+      for (const c of commands) bytes += approxBytes(c.args);
+    }
+    for (const c of commands) {
+      refused ??= this.#refuse(c.args, commands.length, bytes);
+    }
+    if (refused !== undefined) {
+      const e = refused;
+      return commands.map(() => Promise.reject(e));
+    }
+    const last = commands.length - 1;
+    return commands.map((c, i) =>
+      this.#push(c.args, c.transform, i < last ? c.flags | FLAG_GROUP : c.flags, undefined)
+    );
+  }
+
+  /**
+   * Why `count` commands (`bytes` in all, -1 to compute for `args`) cannot be queued now, if so.
+   */
+  #refuse(args: RedisArgument[], count: number, bytes: number): Error | undefined {
     if (this.#state >= STATE_CLOSING) {
-      return Promise.reject(
-        new ClosedError(`Cannot send "${commandName(args)}": the connection is closed`),
+      return new ClosedError(`Cannot send "${commandName(args)}": the connection is closed`);
+    }
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (typeof a !== "string" && typeof a !== "number" && !(a instanceof Uint8Array)) {
+        return new TypeError(
+          `Cannot send "${commandName(args)}": argument ${i} is ${
+            a === null ? "null" : typeof a
+          }, expected a string, a number or a Uint8Array`,
+        );
+      }
+    }
+    if (args.length === 0) return new TypeError("Cannot send an empty command");
+    if (this.#state === STATE_READY) return undefined;
+    if (this.#unsent.length + count > this.#o.maxQueueLength) {
+      return new ConnectionError(
+        `Cannot queue "${commandName(args)}": ${this.#unsent.length} commands already wait for "${
+          formatEndpoint(this.endpoint)
+        }" (maxQueueLength)`,
       );
     }
-    const offline = this.#state !== STATE_READY;
-    let bytes = 0;
-    if (offline) {
-      if (this.#unsent.length >= this.#o.maxQueueLength) {
-        return Promise.reject(
-          new ConnectionError(
-            `Cannot queue "${
-              commandName(args)
-            }": ${this.#unsent.length} commands already wait for "${
-              formatEndpoint(this.endpoint)
-            }" (maxQueueLength)`,
-          ),
-        );
-      }
-      bytes = approxBytes(args);
-      if (this.#unsentBytes + bytes > this.#o.maxQueueBytes) {
-        return Promise.reject(
-          new ConnectionError(
-            `Cannot queue "${commandName(args)}": ${this.#unsentBytes} bytes already wait for "${
-              formatEndpoint(this.endpoint)
-            }" (maxQueueBytes)`,
-          ),
-        );
-      }
+    if (bytes < 0) bytes = approxBytes(args);
+    if (this.#unsentBytes + bytes > this.#o.maxQueueBytes) {
+      return new ConnectionError(
+        `Cannot queue "${commandName(args)}": ${this.#unsentBytes} bytes already wait for "${
+          formatEndpoint(this.endpoint)
+        }" (maxQueueBytes)`,
+      );
     }
+    return undefined;
+  }
+
+  #push(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    const offline = this.#state !== STATE_READY;
+    const bytes = offline ? approxBytes(args) : 0;
+    const pushes = (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0;
     // One shared executor: no closure or context is allocated per command.
     const promise = new Promise<unknown>(captureResolvers);
     let p = pool.pop();
@@ -419,6 +480,7 @@ export class Connection {
         deadline: 0,
         done: false,
         bytes,
+        pushes,
       };
     } else {
       p.args = args;
@@ -431,6 +493,7 @@ export class Connection {
       p.deadline = 0;
       p.done = false;
       p.bytes = bytes;
+      p.pushes = pushes;
     }
     this.#enqueue(p, offline);
     return promise;
@@ -492,13 +555,15 @@ export class Connection {
       }
       if (t > 0) {
         p.deadline = now + t;
+        if (t !== this.#o.commandTimeout) link.mixed = true;
         if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
       } else {
         p.deadline = 0;
       }
       inflight.push(p);
-      // Keep batches bounded so one huge burst does not build one giant buffer.
-      if (enc.length >= 4 * 1024 * 1024) break;
+      // Keep batches bounded so one huge burst does not build one giant buffer (but never split
+      // a transaction: a socket lost between its writes would run the rest outside MULTI).
+      if (enc.length >= 4 * 1024 * 1024 && (p.flags & FLAG_GROUP) === 0) break;
     }
     this.#unsentBytes = 0;
     if (wasEmpty) this.#updateBinary(link);
@@ -519,7 +584,7 @@ export class Connection {
 
   #onReply(link: Link, value: RespValue): void {
     if (this.#o.subscriber && Array.isArray(value) && this.#isPubSubArray(value)) {
-      this.#o.hooks?.onPush?.(value);
+      this.#onPush(link, value);
       return;
     }
     const p = link.inflight.shift();
@@ -585,11 +650,24 @@ export class Connection {
   }
 
   #onPush(link: Link, frame: RespValue[]): void {
-    // Pub/sub messages are taken from the current socket only: during a handoff both the old
-    // and the new socket are subscribed for a moment, and each message must arrive once.
-    if (link !== this.#link && this.#link !== undefined) {
-      const k = frame[0];
-      if (typeof k === "string" && MESSAGE_KINDS.has(k)) return;
+    const k = frame[0];
+    if (typeof k === "string") {
+      // Pub/sub messages are taken from the current socket only: during a handoff both the old
+      // and the new socket are subscribed for a moment, and each message must arrive once.
+      if (link !== this.#link && this.#link !== undefined && MESSAGE_KINDS.has(k)) return;
+      // A subscribe-family command is answered by one confirmation per channel.
+      const head = link.inflight.peek();
+      if (head !== undefined && head.pushes > 0 && CONFIRM_KINDS.has(k)) {
+        const expected = typeof head.cmd === "string" ? head.cmd.toLowerCase() : "";
+        if (expected === k.toLowerCase() && --head.pushes === 0) {
+          link.inflight.shift();
+          this.#updateBinary(link);
+          if (!head.done) {
+            head.done = true;
+            head.resolve(undefined);
+          }
+        }
+      }
     }
     try {
       this.#o.hooks?.onPush?.(frame);
@@ -679,7 +757,20 @@ export class Connection {
           error ? `: ${error.message}` : ""
         }`,
       );
+      this.#boundUnsent();
       this.#scheduleReconnect(error);
+    }
+  }
+
+  /** Commands queued while connected get the offline bound once the socket is gone. */
+  #boundUnsent(): void {
+    const now = this.#now();
+    const u = this.#unsent;
+    for (let i = 0; i < u.length; i++) {
+      const p = u.at(i)!;
+      if (p.done || p.deadline !== 0 || p.timeout === 0) continue;
+      p.deadline = now + Math.max(p.timeout, this.#o.connectTimeout);
+      if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
     }
   }
 
@@ -714,6 +805,12 @@ export class Connection {
         link.closed = true;
         link.transport.close();
         throw new ClosedError("Cannot connect: the connection was closed meanwhile");
+      }
+      if (this.#link !== undefined && !this.#link.closed) {
+        // A handoff installed its replacement meanwhile: keep that one.
+        link.closed = true;
+        link.transport.close();
+        return;
       }
       this.#install(link);
     } catch (e) {
@@ -818,6 +915,11 @@ export class Connection {
           this.#o.hooks?.onConnect?.(endpoint);
           this.#handshake(l).then(() => {
             if (settled) return;
+            if (l.closed) {
+              // A fault right after the handshake's replies (in the same chunk) closed it.
+              fail(new ConnectionError(`Cannot connect to "${name}": the connection was reset`));
+              return;
+            }
             settled = true;
             this.#opening.delete(fail);
             stopTimer(timer);
@@ -836,9 +938,16 @@ export class Connection {
     const o = this.#o;
     const name = formatEndpoint(link.endpoint);
     const steps: HandshakeStep[] = [];
+    // A server that does not know a command echoes its arguments: never pass the password on.
+    const redact = (e: ReplyError): ReplyError => {
+      const pw = o.password;
+      if (pw === undefined || pw === "" || !e.message.includes(pw)) return e;
+      return new ReplyError(e.message.split(pw).join("<password>"));
+    };
     const authFail = (v: RespValue) => {
       if (v instanceof ReplyError) {
-        throw new ConnectionError(`Cannot authenticate to "${name}": ${v.message}`, { cause: v });
+        const r = redact(v);
+        throw new ConnectionError(`Cannot authenticate to "${name}": ${r.message}`, { cause: r });
       }
     };
     if (o.protocol === 3) {
@@ -850,9 +959,10 @@ export class Connection {
         onReply: (v) => {
           if (!(v instanceof ReplyError)) return;
           if (v.prefix === "NOPROTO" || /unknown command/i.test(v.message)) {
+            const r = redact(v);
             throw new ConnectionError(
-              `Cannot use RESP3 with "${name}": ${v.message} (set protocol: 2)`,
-              { cause: v },
+              `Cannot use RESP3 with "${name}": ${r.message} (set protocol: 2)`,
+              { cause: r },
             );
           }
           authFail(v);
@@ -892,15 +1002,11 @@ export class Connection {
       });
     }
     // Session state (subscriptions, tracking) is restored before the socket takes any work;
-    // a PING after it confirms the server applied it (not on a RESP2 subscriber connection,
-    // where PING is a pub/sub reply).
+    // subscriptions count as restored once every confirmation arrived.
     const session = o.hooks?.session?.();
-    if (session && session.length > 0) {
-      steps.push(...session);
-      if (!o.subscriber) steps.push({ args: ["PING"], onReply: () => {} });
-    }
+    if (session && session.length > 0) steps.push(...session);
     return new Promise<void>((resolve, reject) => {
-      let left = steps.filter((st) => !st.noReply).length;
+      let left = steps.length;
       let failed = false;
       if (left === 0) {
         resolve();
@@ -910,7 +1016,6 @@ export class Connection {
       const enc = this.#encoder;
       for (const step of steps) {
         enc.writeCommand(step.args);
-        if (step.noReply) continue;
         const done = (v: unknown) => {
           if (failed) return;
           try {
@@ -934,20 +1039,21 @@ export class Connection {
             reject(
               e instanceof ReplyError
                 ? new ConnectionError(
-                  `Cannot set up the connection to "${name}": ${
-                    commandName(step.args)
-                  } failed: ${e.message}`,
-                  { cause: e },
+                  `Cannot set up the connection to "${name}": ${commandName(step.args)} failed: ${
+                    redact(e).message
+                  }`,
+                  { cause: redact(e) },
                 )
                 : e,
             );
           },
           transform: undefined,
-          flags: 0,
+          flags: step.pushes ? FLAG_SUBSCRIBE : 0,
           timeout: 0,
           deadline: 0,
           done: false,
           bytes: 0,
+          pushes: step.pushes ?? 0,
         });
       }
       link.transport.write(enc.take());
@@ -991,7 +1097,8 @@ export class Connection {
           );
         } else {
           if (p.deadline < next) next = p.deadline;
-          break; // later commands were written later
+          // With one timeout for all, later commands have later deadlines.
+          if (!link.mixed) break;
         }
       }
       // A socket that answers nothing at all while commands time out is dead.
@@ -1061,7 +1168,8 @@ export class Connection {
   setTimeoutPolicy(policy: TimeoutPolicy | undefined): void {
     this.#policy = policy;
     if (policy === undefined) return;
-    const retime = (q: Deque<Pending>) => {
+    const retime = (link: Link) => {
+      const q = link.inflight;
       for (let i = 0; i < q.length; i++) {
         const p = q.at(i)!;
         if (p.done || p.deadline === 0) continue;
@@ -1070,9 +1178,10 @@ export class Connection {
         p.timeout = t;
         p.deadline = t === 0 ? 0 : writtenAt + t;
       }
+      link.mixed = true;
     };
-    if (this.#link) retime(this.#link.inflight);
-    for (const l of this.#retiring) retime(l.inflight);
+    if (this.#link) retime(this.#link);
+    for (const l of this.#retiring) retime(l);
   }
 
   /** Whether a handoff is in progress. */
@@ -1143,14 +1252,16 @@ export class Connection {
         link.transport.close();
         return { from, to, drainMs, held, replaced: false };
       }
-      if (this.#link === old) {
+      // Retire the current socket: the old one, or one a reconnect installed meanwhile.
+      const cur = this.#link;
+      if (cur !== undefined) {
         this.#link = undefined;
-        if (!old.closed) {
-          if (old.inflight.length === 0) {
-            old.closed = true;
-            old.transport.close();
+        if (!cur.closed) {
+          if (cur.inflight.length === 0) {
+            cur.closed = true;
+            cur.transport.close();
           } else {
-            this.#retiring.add(old);
+            this.#retiring.add(cur);
           }
         }
       }
@@ -1199,7 +1310,9 @@ export class Connection {
       if (!wasReady) {
         this.#rejectUnsent(new ClosedError("Cannot send the command: the client was closed"));
       } else if (this.#unsent.length > 0) {
-        // Write what is queued; the flush refuses while closing, so write directly.
+        // Write what is queued (a handoff's hold ends: the current socket takes it); the flush
+        // refuses while closing, so write directly.
+        this.#hold = false;
         this.#state = STATE_READY;
         this.#flush();
         this.#state = STATE_CLOSING;
@@ -1220,6 +1333,7 @@ export class Connection {
   #finishClose(): void {
     if (this.#state === STATE_CLOSED) return;
     this.#state = STATE_CLOSED;
+    this.#rejectUnsent(new ClosedError("Cannot send the command: the connection was closed"));
     const link = this.#link;
     this.#link = undefined;
     if (link && !link.closed) {
