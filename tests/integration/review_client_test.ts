@@ -158,4 +158,18 @@ describe("review: client core against a real redis-server", () => {
     assert.notDeepEqual(s, { ok: true, value: { ok: true, v: "v" } }, "SUBSCRIBE got GET's reply");
     assert.deepEqual(await get, { ok: true, value: "v" });
   });
+  it("after a refused SUBSCRIBE (NOPERM) the client keeps serving commands (RESP3)", async () => {
+    const client = track(
+      new RedisClient({ url: `redis://nochan:pw@127.0.0.1:${server.port}`, commandTimeout: 500 }),
+    );
+    let reconnects = 0;
+    client.addEventListener("reconnecting", () => reconnects++);
+    await client.connect();
+    const sub = within(client.subscribe("review:forbidden2"), 1000);
+    await sleep(300);
+    const r = await within(client.set("rs2:k", "v"), 1500);
+    await sub;
+    assert.deepEqual(r, { ok: true, value: "OK" }, "SET succeeds after the refused SUBSCRIBE");
+    assert.ok(reconnects <= 1, `the connection was reset ${reconnects} times`);
+  });
 });
