@@ -8,7 +8,7 @@ import { encodeValue } from "../../src/resp/encoder.ts";
 import type { RespValue } from "../../src/resp/types.ts";
 import type { ConnectOptions, Transport, TransportHandlers } from "../../src/transport/types.ts";
 import { silentLogger } from "../../src/logger.ts";
-import { Transaction } from "../../src/client/pipeline.ts";
+import { RedisClient } from "../../mod.ts";
 
 /** What the peer does with one command: a value, raw bytes, or nothing (hang). */
 type Answer = (cmd: string[], t: MemTransport) => RespValue | Uint8Array | undefined;
@@ -213,18 +213,23 @@ describe("review: Connection", () => {
   });
   it("the unwritten rest of a transaction is not run outside MULTI after a reconnect", async () => {
     const transports: MemTransport[] = [];
-    const conn = new Connection(options((o) => {
-      const t = new MemTransport(o, () => "OK");
-      transports.push(t);
-      return Promise.resolve(t);
-    }));
-    await conn.connect();
+    const client = new RedisClient({
+      host: "127.0.0.1",
+      port: 7000,
+      connector: (o) => {
+        const t = new MemTransport(o, () => "OK");
+        transports.push(t);
+        return Promise.resolve(t);
+      },
+      maintenanceNotifications: { mode: "disabled" },
+      reconnect: { baseDelay: 5, maxDelay: 20 },
+    });
+    await client.connect();
     const t0 = transports[0]!;
     t0.writable = false; // the first batch reaches the high-water mark
-    const tx = new Transaction((args, transform, flags) => conn.send(args, transform, flags));
-    // A value past the 4 MiB batch limit splits the transaction over two writes.
-    tx.set("big", "x".repeat(4 * 1024 * 1024)).set("after", "1");
-    const done = tx.exec().then(() => "resolved", () => "rejected");
+    // A value past the 4 MiB batch limit may split the transaction over two writes.
+    const done = client.multi().set("big", "x".repeat(4 * 1024 * 1024)).set("after", "1").exec()
+      .then(() => "resolved", () => "rejected");
     await Promise.resolve();
     await Promise.resolve();
     t0.close(); // the socket is lost before the rest of the transaction was written
@@ -234,13 +239,14 @@ describe("review: Connection", () => {
     const later = transports.slice(1).flatMap((t) =>
       t.commands.map((c) => c[0] + " " + (c[1] ?? ""))
     );
-    conn.destroy();
+    await within(client.close(), 500);
     for (const t of transports) t.close();
     assert.ok(
       !later.includes("SET after"),
       `a command of the transaction ran on the new socket without MULTI: ${later.join(", ")}`,
     );
   });
+
   it("close() while the socket is full, then the socket is lost: the queued command settles", async () => {
     const transports: MemTransport[] = [];
     const conn = new Connection(options((o) => {
