@@ -1,5 +1,5 @@
 // A small, bounded, lazy pool of exclusive connections for blocking commands and WATCH.
-import { ClosedError } from "../errors.ts";
+import { ClosedError, TimeoutError } from "../errors.ts";
 import type { Connection } from "../connection/connection.ts";
 import { startTimer, stopTimer } from "../_resources.ts";
 
@@ -20,10 +20,16 @@ export class ExclusivePool {
   #sweep: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
-  constructor(create: () => Connection, max: number, idleTimeout: number) {
+  readonly #waitTimeout: number;
+
+  /**
+   * @param waitTimeout Longest wait for a free connection when all are busy, ms; 0 = no bound.
+   */
+  constructor(create: () => Connection, max: number, idleTimeout: number, waitTimeout = 0) {
     this.#create = create;
     this.#max = max;
     this.#idleTimeout = idleTimeout;
+    this.#waitTimeout = waitTimeout;
   }
 
   get size(): number {
@@ -54,7 +60,30 @@ export class ExclusivePool {
       this.#busy.add(conn);
       return Promise.resolve(conn);
     }
-    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const w = { resolve, reject };
+      if (this.#waitTimeout > 0) {
+        const timer = startTimer(() => {
+          const i = this.#waiters.indexOf(w);
+          if (i === -1) return;
+          this.#waiters.splice(i, 1);
+          reject(
+            new TimeoutError(
+              `Cannot borrow an exclusive connection: all ${this.#max} are busy (maxExclusiveConnections) after ${this.#waitTimeout} ms`,
+            ),
+          );
+        }, this.#waitTimeout);
+        w.resolve = (c) => {
+          stopTimer(timer);
+          resolve(c);
+        };
+        w.reject = (e) => {
+          stopTimer(timer);
+          reject(e);
+        };
+      }
+      this.#waiters.push(w);
+    });
   }
 
   release(conn: Connection): void {

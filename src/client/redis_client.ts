@@ -268,6 +268,7 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       },
       this.#o.maxExclusiveConnections,
       this.#o.exclusiveIdleTimeout,
+      this.#o.commandTimeout,
     );
   }
 

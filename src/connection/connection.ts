@@ -292,6 +292,7 @@ export class Connection {
   /** Connection attempts in progress: each entry aborts one. */
   readonly #opening = new Set<(e: Error) => void>();
   #handoff: Promise<HandoffResult> | undefined;
+  #again: { drainCap: number; target?: Endpoint } | undefined;
   readonly #label: string;
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
@@ -424,7 +425,11 @@ export class Connection {
    */
   #refuse(args: RedisArgument[], count: number, bytes: number): Error | undefined {
     if (this.#state >= STATE_CLOSING) {
-      return new ClosedError(`Cannot send "${commandName(args)}": the connection is closed`);
+      return new ClosedError(
+        `Cannot send "${commandName(args)}": the connection to "${
+          formatEndpoint(this.endpoint)
+        }" is closed`,
+      );
     }
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
@@ -1182,6 +1187,17 @@ export class Connection {
     };
     if (this.#link) retime(this.#link);
     for (const l of this.#retiring) retime(l);
+    // A shorter deadline than the armed one needs an earlier timer.
+    let first = Infinity;
+    const earliest = (l: Link) => {
+      for (let i = 0; i < l.inflight.length; i++) {
+        const p = l.inflight.at(i)!;
+        if (!p.done && p.deadline !== 0 && p.deadline < first) first = p.deadline;
+      }
+    };
+    if (this.#link) earliest(this.#link);
+    for (const l of this.#retiring) earliest(l);
+    if (first !== Infinity) this.#armTimer(first);
   }
 
   /** Whether a handoff is in progress. */
@@ -1201,12 +1217,31 @@ export class Connection {
    * @returns Details of the handoff.
    */
   handoff(drainCap: number, target?: Endpoint): Promise<HandoffResult> {
-    if (this.#handoff) return this.#handoff;
-    const p = this.#doHandoff(drainCap, target).finally(() => {
+    if (this.#handoff) {
+      // A retarget while the replacement is being opened: go once more when it is installed.
+      this.#again = { drainCap, target };
+      return this.#handoff;
+    }
+    const p = this.#handoffLoop(drainCap, target).finally(() => {
       this.#handoff = undefined;
     });
     this.#handoff = p;
     return p;
+  }
+
+  async #handoffLoop(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
+    let r = await this.#doHandoff(drainCap, target);
+    for (let rounds = 0; this.#again !== undefined && rounds < 8; rounds++) {
+      const again: { drainCap: number; target?: Endpoint } = this.#again;
+      this.#again = undefined;
+      const want = again.target ?? this.#target();
+      const at = this.#link?.endpoint;
+      if (at !== undefined && at.host === want.host && at.port === want.port) continue;
+      const next = await this.#doHandoff(again.drainCap, again.target);
+      r = { ...next, from: r.from, drainMs: r.drainMs + next.drainMs, held: r.held + next.held };
+    }
+    this.#again = undefined;
+    return r;
   }
 
   async #doHandoff(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
