@@ -404,7 +404,7 @@ export class Connection {
   ): Promise<unknown>[] {
     let bytes = 0;
     let refused: Error | undefined;
-    if (this.#state !== STATE_READY) {
+    if (this.#queueing) {
       for (const c of commands) bytes += approxBytes(c.args);
     }
     for (const c of commands) {
@@ -442,7 +442,7 @@ export class Connection {
       }
     }
     if (args.length === 0) return new TypeError("Cannot send an empty command");
-    if (this.#state === STATE_READY) return undefined;
+    if (!this.#queueing) return undefined;
     if (this.#unsent.length + count > this.#o.maxQueueLength) {
       return new ConnectionError(
         `Cannot queue "${commandName(args)}": ${this.#unsent.length} commands already wait for "${
@@ -468,7 +468,7 @@ export class Connection {
     timeout: number | undefined,
   ): Promise<unknown> {
     const offline = this.#state !== STATE_READY;
-    const bytes = offline ? approxBytes(args) : 0;
+    const bytes = this.#queueing ? approxBytes(args) : 0;
     const pushes = (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0;
     // One shared executor: no closure or context is allocated per command.
     const promise = new Promise<unknown>(captureResolvers);
@@ -514,6 +514,14 @@ export class Connection {
     return this.send(args, undefined, FLAG_NO_REPLY, 0) as Promise<void>;
   }
 
+  /**
+   * Whether new commands wait in the queue rather than leave with the next write (no socket, a
+   * full socket, a handoff's hold): then the queue bounds apply.
+   */
+  get #queueing(): boolean {
+    return this.#state !== STATE_READY || this.#blocked || this.#hold;
+  }
+
   #enqueue(p: Pending, offline: boolean): void {
     if (offline) {
       if (p.timeout > 0) {
@@ -526,6 +534,7 @@ export class Connection {
       if (this.#state === STATE_IDLE) this.connect().catch(() => {});
       return;
     }
+    this.#unsentBytes += p.bytes;
     this.#unsent.push(p);
     if (!this.#flushScheduled && !this.#hold && !this.#blocked) {
       this.#flushScheduled = true;

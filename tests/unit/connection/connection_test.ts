@@ -222,6 +222,23 @@ describe("Connection", () => {
     await assertNoLeaks();
   });
 
+  it("bounds the queue behind a full socket too", async () => {
+    const { conn, transports } = setup(() => undefined, { maxQueueLength: 5 });
+    await conn.connect();
+    const t = transports[0]!;
+    const full = t.write.bind(t);
+    t.write = (b) => (full(b), false); // every write leaves the socket above its high-water mark
+    const first = conn.send(["ECHO", "0"], undefined, 0);
+    first.catch(() => {});
+    await sleep(1); // written: the socket is now full
+    const queued = [1, 2, 3, 4, 5].map((i) => conn.send(["ECHO", String(i)], undefined, 0));
+    for (const q of queued) q.catch(() => {});
+    await assert.rejects(conn.send(["ECHO", "6"], undefined, 0), /maxQueueLength/);
+    conn.destroy();
+    for (const q of queued) await assert.rejects(q, { name: "ClosedError" });
+    await assertNoLeaks();
+  });
+
   it("rejects new commands when the offline queue is full, never an old one", async () => {
     const { conn } = setup(echo, { maxQueueLength: 3, connector: () => new Promise(() => {}) });
     const queued = [1, 2, 3].map((i) => conn.send(["ECHO", String(i)], undefined, 0));
