@@ -171,6 +171,13 @@ function parseArgs(argv: string[]): Options {
       );
     }
   }
+  for (const c of opts.clients ?? []) {
+    if (!CONTENDERS.some((x) => x.id === c || x.client === c)) {
+      throw new RangeError(
+        `Cannot select contender "${c}": known are ${CONTENDERS.map((x) => x.id).join(", ")}`,
+      );
+    }
+  }
   if (!(opts.rounds >= 1)) {
     throw new RangeError(`Cannot run ${opts.rounds} rounds: use 1 or more`);
   }
