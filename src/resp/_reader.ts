@@ -43,7 +43,42 @@ export let ATTRS: Map<RespValue, RespValue> | undefined;
 /** Type byte of the value of the last frame parsed (after its attributes). */
 export let TYPE = 0;
 
-const utf8 = new TextDecoder();
+// ignoreBOM: a value that starts with U+FEFF keeps it (values are data, not documents)
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Decodes `buf[start..end)` as UTF-8 like `TextDecoder` with `ignoreBOM` (invalid sequences
+ * become U+FFFD).
+ */
+export type Utf8Decoder = (buf: Uint8Array, start: number, end: number) => string;
+
+/** A runtime's faster decoder, installed by its transport (see `setUtf8Decoder`). */
+let NATIVE: Utf8Decoder | undefined;
+
+/**
+ * Installs a runtime-specific UTF-8 decoder that the reader uses for strings longer than a few
+ * bytes, in place of `TextDecoder` (`undefined` restores it). It must decode exactly like
+ * `new TextDecoder("utf-8", { ignoreBOM: true })`.
+ */
+export function setUtf8Decoder(decoder: Utf8Decoder | undefined): void {
+  NATIVE = decoder;
+}
+
+/** Decodes B[s..e) as UTF-8, natively where the runtime offers it and it pays. */
+function utf8At(s: number, e: number): string {
+  return NATIVE !== undefined && e - s <= NATIVE_MAX
+    ? NATIVE(B, s, e)
+    : utf8.decode(B.subarray(s, e));
+}
+
+/** Strings shorter than this are built in JS even with a native decoder (a call costs more). */
+const NATIVE_MIN = 5;
+/**
+ * Strings longer than this go to TextDecoder even with a native decoder: on Bun, Buffer's
+ * decoder was measured slower than TextDecoder for a 100 KB value in the client (6.99k vs
+ * 7.60k GET/s), faster for short ones.
+ */
+const NATIVE_MAX = 4096;
 
 /** Points the reader at `buf[pos..end)`; `base` is the stream offset of `buf[0]`. */
 export function setInput(
@@ -173,19 +208,19 @@ const cache: (string | undefined)[] = new Array(CACHE_SIZE).fill(undefined);
 /** Decodes B[s..e) as UTF-8 (invalid sequences become U+FFFD). */
 function str(s: number, e: number): string {
   const n = e - s;
-  if (n > 16) return utf8.decode(B.subarray(s, e));
+  if (n > 16 || (NATIVE !== undefined && n >= NATIVE_MIN)) return utf8At(s, e);
   if (JSC) {
     let r = "";
     for (let i = s; i < e; i++) {
       const c = B[i]!;
-      if (c >= 0x80) return utf8.decode(B.subarray(s, e));
+      if (c >= 0x80) return utf8At(s, e);
       r += fcc(c);
     }
     return r;
   }
   let or = 0;
   for (let i = s; i < e; i++) or |= B[i]!;
-  if (or >= 0x80) return utf8.decode(B.subarray(s, e));
+  if (or >= 0x80) return utf8At(s, e);
   return ascii16(s, n);
 }
 
@@ -201,7 +236,7 @@ const JSC = typeof navigator === "object" && /^Bun\//.test(navigator.userAgent ?
  */
 function cachedStr(s: number, e: number): string {
   const n = e - s;
-  if (n > 16) return utf8.decode(B.subarray(s, e));
+  if (n > 16) return utf8At(s, e);
   let or = 0;
   let h = n;
   for (let i = s; i < e; i++) {
@@ -209,7 +244,7 @@ function cachedStr(s: number, e: number): string {
     or |= c;
     h = Math.imul(h ^ c, 0x01000193);
   }
-  if (or >= 0x80) return utf8.decode(B.subarray(s, e));
+  if (or >= 0x80) return utf8At(s, e);
   const slot = (h ^ (h >>> 15)) & (CACHE_SIZE - 1);
   const hit = cache[slot];
   if (hit !== undefined && hit.length === n) {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import { rootCertificates } from "node:tls";
 import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
 export type {
@@ -17,6 +18,18 @@ export type {
 import { HandlerSlot } from "./_handler_slot.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { socketError } from "./_errors.ts";
+import { setUtf8Decoder } from "../resp/_reader.ts";
+
+// Bun's Buffer decodes UTF-8 natively (SIMD, with an ASCII fast path that builds a one-byte
+// string), faster than TextDecoder for a subarray and than building short strings in JS. It
+// accepts any Uint8Array and decodes like TextDecoder with ignoreBOM.
+const toString = Buffer.prototype.toString as (
+  this: Uint8Array,
+  encoding: "utf8",
+  start: number,
+  end: number,
+) => string;
+setUtf8Decoder((buf, start, end) => toString.call(buf, "utf8", start, end));
 
 const HIGH_WATER_MARK = 1024 * 1024;
 
