@@ -6,6 +6,7 @@
 
 import { RedisCommands } from "../commands/commands.ts";
 import type { Transform } from "../commands/_command.ts";
+import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { RedisError, ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 
@@ -129,16 +130,9 @@ export class Pipeline extends Batch {
    */
   exec(): Promise<unknown[]> {
     const q = this._queue.splice(0);
+    // Errors arrive as values (no second promise per command to catch them).
     return Promise.all(
-      q.map((c) =>
-        this._send(c.args, c.transform, c.flags, c.blockMs).then(
-          (v) => v,
-          (e: unknown) => {
-            if (e instanceof RedisError) return e;
-            throw e;
-          },
-        )
-      ),
+      q.map((c) => this._send(c.args, c.transform, c.flags | FLAG_ERRORS_AS_VALUES, c.blockMs)),
     );
   }
 }

@@ -33,6 +33,11 @@ export const FLAG_NO_REPLY = 256;
 export const FLAG_SUBSCRIBE = 512;
 /** Internal flag: more commands of the same transaction follow; never split them over writes. */
 export const FLAG_GROUP = 1024;
+/**
+ * Internal flag: the promise never rejects; an error (reply, timeout, connection) is its value
+ * (pipelines: one promise per command instead of two).
+ */
+export const FLAG_ERRORS_AS_VALUES = 2048;
 
 /** An endpoint: host and port. */
 export interface Endpoint {
@@ -388,7 +393,11 @@ export class Connection {
     timeout?: number,
   ): Promise<unknown> {
     const refused = this.#refuse(args, 1, args.length === 0 ? 0 : -1);
-    if (refused !== undefined) return Promise.reject(refused);
+    if (refused !== undefined) {
+      return (flags & FLAG_ERRORS_AS_VALUES) !== 0
+        ? Promise.resolve(refused)
+        : Promise.reject(refused);
+    }
     return this.#push(args, transform, flags, timeout);
   }
 
@@ -473,12 +482,13 @@ export class Connection {
     // One shared executor: no closure or context is allocated per command.
     const promise = new Promise<unknown>(captureResolvers);
     let p = pool.pop();
+    const reject = (flags & FLAG_ERRORS_AS_VALUES) !== 0 ? capturedResolve! : capturedReject!;
     if (p === undefined) {
       p = {
         args,
         cmd: args[0],
         resolve: capturedResolve!,
-        reject: capturedReject!,
+        reject,
         transform,
         flags,
         timeout: timeout ?? this.#o.commandTimeout,
@@ -491,7 +501,7 @@ export class Connection {
       p.args = args;
       p.cmd = args[0];
       p.resolve = capturedResolve!;
-      p.reject = capturedReject!;
+      p.reject = reject;
       p.transform = transform;
       p.flags = flags;
       p.timeout = timeout ?? this.#o.commandTimeout;
