@@ -12,6 +12,7 @@ import {
   HandlerFailure,
   INCOMPLETE,
   parseFrame,
+  release,
   setInput,
 } from "./_reader.ts";
 import * as reader from "./_reader.ts";
@@ -112,6 +113,7 @@ export class RespDecoder {
     } finally {
       this.#feeding = false;
       this.#failure.stop = false;
+      release();
     }
   }
 
