@@ -446,7 +446,8 @@ let SLAB_POS = 0;
 function bytes(start: number, end: number): Uint8Array {
   const n = end - start;
   if (OWNED && n >= 65536) return B.subarray(start, end);
-  if (JSC || n > SLAB_MAX) return B.slice(start, end);
+  // a plain copy even when B is a subclass whose slice() is a view (Node's and Bun's Buffer)
+  if (JSC || n > SLAB_MAX) return new Uint8Array(B.subarray(start, end));
   if (SLAB_POS + n > SLAB.length) {
     SLAB = new Uint8Array(SLAB_SIZE);
     SLAB_POS = 0;

@@ -132,7 +132,8 @@ export class RespFramer {
         fault = e;
       }
       if (ends.length > 0) {
-        const copy = chunk.slice(p, q);
+        // a plain copy even when chunk is a subclass whose slice() is a view (a Buffer)
+        const copy = new Uint8Array(chunk.subarray(p, q));
         let from = 0;
         for (let i = 0; i < ends.length && !this.#stop; i++) {
           const to = ends[i]! - p;

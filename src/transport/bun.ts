@@ -196,10 +196,12 @@ export const bunConnector: Connector = (options: ConnectOptions): Promise<Transp
   ready.catch(() => {}); // observed below, unless Bun.connect itself rejects first
   const handler: BunSocketHandler = {
     data(_socket, data) {
-      // A plain Uint8Array view: Buffer.slice would share memory where Uint8Array.slice copies.
-      const chunk = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-      if (transport) transport.slot.data(chunk);
-      else (early ??= []).push(chunk.slice());
+      // Bun hands over a fresh Buffer per event and never writes to it again, so it is passed
+      // as is: a plain view (`new Uint8Array(data.buffer, ...)`) materialised an ArrayBuffer
+      // per chunk (about 8% of the CPU profile of MGET). Being a Buffer, its slice() is a
+      // view: the decoder and framer copy with `new Uint8Array(sub)` instead.
+      if (transport) transport.slot.data(data);
+      else (early ??= []).push(new Uint8Array(data));
     },
     drain() {
       transport?.onSocketDrain();

@@ -1,6 +1,8 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { RespDecoder } from "../../../src/resp/decoder.ts";
+import { RespFramer } from "../../../src/resp/framer.ts";
 import { setUtf8Decoder } from "../../../src/resp/_reader.ts";
 import type { RespValue } from "../../../src/resp/types.ts";
 
@@ -67,5 +69,31 @@ describe("RespDecoder: UTF-8", () => {
     setUtf8Decoder(undefined);
     assert.deepEqual(decodeAll(stream), [["ab", "héllo", "x".repeat(20)]]);
     assert.deepEqual(calls, []);
+  });
+});
+
+describe("RespDecoder and RespFramer: Buffer chunks (Bun's transport passes them as they are)", () => {
+  it("return plain copies of byte values, never views of the chunk", () => {
+    const sizes = [3, 40, 2000, 70000];
+    for (const n of sizes) {
+      const chunk = Buffer.from(bulk(new Uint8Array(n).fill(0x61)));
+      const [v] = decodeAll(chunk, true) as [Uint8Array];
+      assert.equal(Object.getPrototypeOf(v), Uint8Array.prototype);
+      assert.equal(v.length, n);
+      chunk.fill(0x7a);
+      assert.equal(v[0], 0x61);
+      assert.equal(v[n - 1], 0x61);
+    }
+  });
+
+  it("frames are plain copies", () => {
+    const chunk = Buffer.from(enc.encode("+OK\r\n:1\r\n"));
+    const frames: Uint8Array[] = [];
+    const framer = new RespFramer((frame) => frames.push(frame));
+    framer.feed(chunk);
+    chunk.fill(0x7a);
+    assert.equal(frames.length, 2);
+    for (const f of frames) assert.equal(Object.getPrototypeOf(f), Uint8Array.prototype);
+    assert.deepEqual(frames, [enc.encode("+OK\r\n"), enc.encode(":1\r\n")]);
   });
 });
