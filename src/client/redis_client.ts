@@ -70,6 +70,18 @@ export type RedisClientEventName =
   | "maintenance"
   | "handoff";
 
+/** Walks a SCAN-family cursor to its end, yielding every page's items. */
+async function* cursorIterator<T>(
+  page: (cursor: string) => Promise<[string, T[]]>,
+): AsyncIterableIterator<T> {
+  let cursor = "0";
+  do {
+    const [next, items] = await page(cursor);
+    cursor = next;
+    yield* items;
+  } while (cursor !== "0");
+}
+
 /** Commands that would break the shared connection, and what to use instead. */
 const RESERVED: Record<string, string> = {
   SUBSCRIBE: "subscribe()",
@@ -578,13 +590,8 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param options Pattern, count hint, type.
    * @returns An async iterator of key names.
    */
-  async *scan(options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.scanPage(cursor, options);
-      cursor = next;
-      yield* keys;
-    } while (cursor !== "0");
+  scan(options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+    return cursorIterator((cursor) => this.scanPage(cursor, options));
   }
 
   /**
@@ -594,16 +601,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param options Pattern, count hint.
    * @returns An async iterator of `[field, value]`.
    */
-  async *hscan(
+  hscan(
     key: RedisArgument,
     options: ScanIteratorOptions = {},
   ): AsyncIterableIterator<[string, string]> {
-    let cursor = "0";
-    do {
-      const [next, entries] = await this.hscanPage(key, cursor, options);
-      cursor = next;
-      yield* entries;
-    } while (cursor !== "0");
+    return cursorIterator((cursor) => this.hscanPage(key, cursor, options));
   }
 
   /**
@@ -613,16 +615,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param options Pattern, count hint.
    * @returns An async iterator of members.
    */
-  async *sscan(
+  sscan(
     key: RedisArgument,
     options: ScanIteratorOptions = {},
   ): AsyncIterableIterator<string> {
-    let cursor = "0";
-    do {
-      const [next, members] = await this.sscanPage(key, cursor, options);
-      cursor = next;
-      yield* members;
-    } while (cursor !== "0");
+    return cursorIterator((cursor) => this.sscanPage(key, cursor, options));
   }
 
   /**
@@ -632,16 +629,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param options Pattern, count hint.
    * @returns An async iterator of `{ member, score }`.
    */
-  async *zscan(
+  zscan(
     key: RedisArgument,
     options: ScanIteratorOptions = {},
   ): AsyncIterableIterator<ScoredMember> {
-    let cursor = "0";
-    do {
-      const [next, entries] = await this.zscanPage(key, cursor, options);
-      cursor = next;
-      yield* entries;
-    } while (cursor !== "0");
+    return cursorIterator((cursor) => this.zscanPage(key, cursor, options));
   }
 
   /**

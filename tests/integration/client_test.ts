@@ -152,6 +152,37 @@ describe("RedisClient against a real redis-server", () => {
         await assertNoLeaks();
       });
 
+      it("iterates keys, hash fields, set members and scored members to the end", async () => {
+        const client = new RedisClient({ url: server.url, protocol });
+        const pre = `it${protocol}`;
+        for (let i = 0; i < 250; i++) await client.set(`${pre}:k:${i}`, "v");
+        const keys: string[] = [];
+        for await (const k of client.scan({ match: `${pre}:k:*`, count: 20 })) keys.push(k);
+        assert.equal(new Set(keys).size, 250);
+        const fields: Record<string, string> = {};
+        for (let i = 0; i < 300; i++) fields[`f${i}`] = String(i);
+        await client.hset(`${pre}:h`, fields);
+        const seen = new Map<string, string>();
+        for await (const [f, v] of client.hscan(`${pre}:h`, { count: 30 })) seen.set(f, v);
+        assert.equal(seen.size, 300);
+        assert.equal(seen.get("f299"), "299");
+        await client.sadd(`${pre}:s`, ...Array.from({ length: 300 }, (_, i) => `m${i}`));
+        const members = new Set<string>();
+        for await (const m of client.sscan(`${pre}:s`, { count: 30 })) members.add(m);
+        assert.equal(members.size, 300);
+        await client.zadd(
+          `${pre}:z`,
+          Array.from({ length: 300 }, (_, i) => ({ score: i, member: `z${i}` })),
+        );
+        const scores = new Map<string, number>();
+        for await (const { member, score } of client.zscan(`${pre}:z`, { count: 30 })) {
+          scores.set(member, score);
+        }
+        assert.equal(scores.size, 300);
+        assert.equal(scores.get("z42"), 42);
+        await client.close();
+      });
+
       it("selects the database given in the URL", async () => {
         const c2 = new RedisClient({ url: `${server.url}/2`, protocol });
         const c0 = new RedisClient({ url: server.url, protocol });
