@@ -22,11 +22,19 @@ import { startTimer, stopTimer } from "../_resources.ts";
 /** What the client gives the maintenance support. */
 export interface MaintenanceHost {
   logger: Logger;
-  /** The shared connection. */
-  shared(): Connection | undefined;
-  /** Retires exclusive connections matching `pred` (idle at once, busy on release). */
-  retireExclusive(pred: (c: Connection) => boolean): number;
   emit(name: "maintenance" | "handoff", detail: unknown): void;
+}
+
+/** How a connection is registered: its name, what it is for and where it goes. */
+export interface RegisteredConnection {
+  /** Name in logs and events, e.g. `shared`, `exclusive#2`. */
+  label: string;
+  /** `shared` and `subscriber` connections hand off; `exclusive` ones retire. */
+  role: "shared" | "exclusive" | "subscriber";
+  /** The connection's configured endpoint (windows are kept per endpoint). */
+  endpoint: Endpoint;
+  /** Retires an exclusive connection: at once when idle, when released when busy. */
+  retire?: (conn: Connection) => void;
 }
 
 /**
@@ -41,32 +49,42 @@ export interface MaintenanceHost {
  */
 export type ClientMaintenanceState = MaintenanceSnapshot<string>;
 
+/**
+ * Carries out the maintenance decisions of one client. One per client, shared by all its
+ * executors: each connection is registered with its own endpoint, so a cluster client keeps
+ * every node behind one controller.
+ */
 export class MaintenanceSupport {
   readonly controller: MaintenanceController<Connection>;
   readonly #host: MaintenanceHost;
-  readonly #labels = new WeakMap<Connection, string>();
-  readonly #configured: Endpoint;
-  readonly #endpointKey: string;
+  readonly #registered = new WeakMap<Connection, RegisteredConnection>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = 0;
   #reconnectTimers = new Set<ReturnType<typeof setTimeout>>();
   #closed = false;
 
-  constructor(options: MaintenanceOptions, configured: Endpoint, host: MaintenanceHost) {
+  constructor(options: MaintenanceOptions, host: MaintenanceHost) {
     this.controller = new MaintenanceController<Connection>(options);
     this.#host = host;
-    this.#configured = configured;
-    this.#endpointKey = formatEndpoint(configured);
+  }
+
+  #label(conn: Connection): string | undefined {
+    return this.#registered.get(conn)?.label;
+  }
+
+  #key(conn: Connection): string {
+    const r = this.#registered.get(conn);
+    return r ? formatEndpoint(r.endpoint) : formatEndpoint(conn.configuredEndpoint);
   }
 
   get mode(): string {
     return this.controller.mode;
   }
 
-  /** Registers a connection; returns the hooks it runs with. */
-  register(conn: Connection, label: string): void {
-    this.#labels.set(conn, label);
-    this.#apply(this.controller.attach(conn, this.#endpointKey));
+  /** Registers a connection (relaxed at once when its endpoint is inside a window). */
+  register(conn: Connection, info: RegisteredConnection): void {
+    this.#registered.set(conn, info);
+    this.#apply(this.controller.attach(conn, formatEndpoint(info.endpoint)));
   }
 
   unregister(conn: Connection): void {
@@ -77,8 +95,8 @@ export class MaintenanceSupport {
   handshake(conn: Connection, transport: Transport, protocol: 2 | 3): HandshakeStep[] {
     const options = this.controller.options;
     const where = formatEndpoint({
-      host: transport.remoteAddress ?? this.#configured.host,
-      port: transport.remotePort ?? this.#configured.port,
+      host: transport.remoteAddress ?? conn.configuredEndpoint.host,
+      port: transport.remotePort ?? conn.configuredEndpoint.port,
     });
     const plan = planMaintenanceHandshake(options, {
       protocol,
@@ -89,14 +107,14 @@ export class MaintenanceSupport {
     if (plan.action === "skip") return [];
     if (plan.action === "fail") throw new ConnectionError(plan.message);
     // A connection opened during a MOVING window is relaxed from its first byte.
-    this.#apply(this.controller.attach(conn, this.#endpointKey));
+    this.#apply(this.controller.attach(conn, this.#key(conn)));
     return [{
       args: plan.command,
       onReply: (v: RespValue) => {
         if (!(v instanceof ReplyError)) {
           this.#host.logger.debug(
             `${
-              this.#labels.get(conn)
+              this.#label(conn)
             }: maintenance notifications on (${plan.endpointType}) for "${where}"`,
           );
           return;
@@ -109,22 +127,27 @@ export class MaintenanceSupport {
         }
         this.#host.logger.debug(
           `${
-            this.#labels.get(conn)
+            this.#label(conn)
           }: "${where}" does not support maintenance notifications (${v.message}); continuing without them`,
         );
       },
     }];
   }
 
-  /** Where new sockets go: the MOVING target while the window lasts. */
-  resolveEndpoint(configured: Endpoint): Endpoint {
-    const t = this.controller.movingTarget(this.#endpointKey);
-    return t ? { host: t.host, port: t.port } : configured;
+  /** Where new sockets for `configured` go while its MOVING window lasts, if one is open. */
+  movingTarget(configured: Endpoint): Endpoint | undefined {
+    const t = this.controller.movingTarget(formatEndpoint(configured));
+    return t ? { host: t.host, port: t.port } : undefined;
   }
 
-  /** Connect timeout of a new socket: relaxed inside a MOVING window. */
-  connectTimeout(configured: number): number {
-    if (!this.controller.isEndpointInWindow(this.#endpointKey)) return configured;
+  /** Where new sockets go: the MOVING target while the window lasts. */
+  resolveEndpoint(configured: Endpoint): Endpoint {
+    return this.movingTarget(configured) ?? configured;
+  }
+
+  /** Connect timeout of a new socket to `endpoint`: relaxed inside a MOVING window. */
+  connectTimeout(configured: number, endpoint: Endpoint): number {
+    if (!this.controller.isEndpointInWindow(formatEndpoint(endpoint))) return configured;
     const r = this.controller.options.relaxedTimeout;
     return configured === 0 || r === 0 ? 0 : Math.max(configured, r);
   }
@@ -143,7 +166,7 @@ export class MaintenanceSupport {
       ...s,
       connections: s.connections.map((c) => ({
         ...c,
-        connection: this.#labels.get(c.connection) ?? "?",
+        connection: this.#label(c.connection) ?? "?",
       })),
     } as ClientMaintenanceState;
   }
@@ -201,20 +224,25 @@ export class MaintenanceSupport {
 
   #event(d: MaintenanceDecision<Connection>): void {
     const detail: Record<string, unknown> = { ...d };
-    if ("connection" in d && d.connection) detail.connection = this.#labels.get(d.connection);
-    if ("retire" in d) detail.retire = d.retire.map((c) => this.#labels.get(c));
+    if ("connection" in d && d.connection) detail.connection = this.#label(d.connection);
+    if ("retire" in d) detail.retire = d.retire.map((c) => this.#label(c));
     this.#host.logger.debug(`maintenance: ${d.type} ${JSON.stringify(detail)}`);
     this.#host.emit("maintenance", detail);
   }
 
   #handoff(retire: Connection[], drainDeadline: number, reason: string): void {
-    const shared = this.#host.shared();
-    const set = new Set(retire);
-    // Exclusive connections: idle ones close now, busy ones when released.
-    this.#host.retireExclusive((c) => set.has(c));
-    if (!shared || !set.has(shared)) return;
     const cap = Math.max(0, drainDeadline - Date.now());
-    shared.handoff(cap).then((r) => {
+    for (const conn of retire) {
+      const info = this.#registered.get(conn);
+      if (info === undefined || conn.closed) continue;
+      // Exclusive connections: idle ones close now, busy ones when released.
+      if (info.role === "exclusive") info.retire?.(conn);
+      else this.#handoffOne(conn, cap, reason);
+    }
+  }
+
+  #handoffOne(conn: Connection, cap: number, reason: string): void {
+    conn.handoff(cap).then((r) => {
       if (!r.replaced) return;
       this.#host.logger.debug(
         `handoff (${reason}): "${formatEndpoint(r.from)}" -> "${

@@ -90,6 +90,11 @@ export interface RedisClientOptions {
   maxExclusiveConnections?: number;
   /** Milliseconds an idle exclusive connection is kept. @default {30000} */
   exclusiveIdleTimeout?: number;
+  /**
+   * Most messages an iterated subscription buffers for a reader that falls behind; past it the
+   * oldest message is dropped and an `error` event reports it. @default {10000}
+   */
+  maxBufferedMessages?: number;
   /** Maintenance notifications (smart client handoffs). */
   maintenanceNotifications?: ClientMaintenanceOptions;
   /** Opens sockets; detected from the runtime by default. */
@@ -115,6 +120,15 @@ export interface ResolvedClientOptions {
   maxQueueBytes: number;
   maxExclusiveConnections: number;
   exclusiveIdleTimeout: number;
+  maxBufferedMessages: number;
+}
+
+function positiveInteger(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    throw new RangeError(`Cannot use ${name} ${String(v)}: expected a positive integer`);
+  }
+  return v;
 }
 
 function nonNegative(name: string, v: number | undefined, dflt: number): number {
@@ -213,5 +227,6 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
       nonNegative("maxExclusiveConnections", o.maxExclusiveConnections, 8),
     ),
     exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
+    maxBufferedMessages: positiveInteger("maxBufferedMessages", o.maxBufferedMessages, 10_000),
   };
 }

@@ -30,9 +30,17 @@ const COMMANDS: Record<SubscriptionKind, [string, string]> = {
   shard: ["SSUBSCRIBE", "SUNSUBSCRIBE"],
 };
 
+/** Messages an iterated subscription buffers for a slow reader, by default. */
+export const DEFAULT_SUBSCRIPTION_BUFFER = 10_000;
+
 /**
  * A subscription to channels, patterns or shard channels. Without a listener it is an
  * `AsyncIterable` of {@linkcode PubSubMessage}; iteration ends on `unsubscribe()`.
+ *
+ * A listener that throws does not stop delivery: the exception goes to the client's `error`
+ * event and the next message is delivered as usual. An iterator that nobody reads buffers at
+ * most `maxBufferedMessages` (client option, 10 000 by default): past that the oldest message
+ * is dropped, `dropped` counts it, and an `error` event reports the first drop of each overflow.
  *
  * @example
  * ```ts ignore
@@ -54,7 +62,11 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
   readonly #manager: SubscriptionManager;
   readonly #buffer: PubSubMessage[] = [];
   readonly #readers: ((r: IteratorResult<PubSubMessage>) => void)[] = [];
+  readonly #limit: number;
+  #head = 0;
   #active = true;
+  #overflowing = false;
+  #dropped = 0;
 
   /** @internal */
   constructor(
@@ -62,11 +74,23 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
     kind: SubscriptionKind,
     names: readonly string[],
     listener: PubSubListener | undefined,
+    bufferLimit: number = DEFAULT_SUBSCRIPTION_BUFFER,
   ) {
     this.#manager = manager;
     this.kind = kind;
     this.names = names;
     this.#listener = listener;
+    this.#limit = Math.max(1, bufferLimit);
+  }
+
+  /** Messages dropped because the iterator was not read fast enough. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Messages waiting to be read from the iterator. */
+  get buffered(): number {
+    return this.#buffer.length - this.#head;
   }
 
   /** Whether the subscription still receives messages. */
@@ -78,15 +102,52 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
   _deliver(channel: string, message: string, pattern: string | undefined): void {
     if (!this.#active) return;
     if (this.#listener) {
-      this.#listener(message, channel, pattern);
+      try {
+        this.#listener(message, channel, pattern);
+      } catch (e) {
+        // One failing listener must not stop delivery to the others.
+        this.#manager._listenerError(e, channel);
+      }
       return;
     }
     const m: PubSubMessage = pattern === undefined
       ? { channel, message }
       : { channel, message, pattern };
     const r = this.#readers.shift();
-    if (r) r({ value: m, done: false });
-    else this.#buffer.push(m);
+    if (r) {
+      r({ value: m, done: false });
+      return;
+    }
+    if (this.buffered >= this.#limit) {
+      this.#head++;
+      this.#dropped++;
+      if (!this.#overflowing) {
+        this.#overflowing = true;
+        this.#manager._listenerError(
+          new RangeError(
+            `Cannot buffer a message of "${channel}": ${this.#limit} messages wait unread (maxBufferedMessages); dropping the oldest`,
+          ),
+          channel,
+        );
+      }
+    }
+    this.#buffer.push(m);
+    if (this.#head > 1024 && this.#head * 2 > this.#buffer.length) {
+      this.#buffer.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+
+  #take(): PubSubMessage | undefined {
+    if (this.#head >= this.#buffer.length) return undefined;
+    const m = this.#buffer[this.#head]!;
+    this.#buffer[this.#head++] = undefined as unknown as PubSubMessage;
+    if (this.#head === this.#buffer.length) {
+      this.#buffer.length = 0;
+      this.#head = 0;
+      this.#overflowing = false;
+    }
+    return m;
   }
 
   /**
@@ -115,7 +176,7 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
   [Symbol.asyncIterator](): AsyncIterator<PubSubMessage> {
     return {
       next: (): Promise<IteratorResult<PubSubMessage>> => {
-        const m = this.#buffer.shift();
+        const m = this.#take();
         if (m) return Promise.resolve({ value: m, done: false });
         if (!this.#active) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => this.#readers.push(resolve));
@@ -148,12 +209,32 @@ export class SubscriptionManager {
     shard: new Map(),
   };
 
+  readonly #onListenerError: ((error: unknown) => void) | undefined;
+
   /**
    * @param send Sends a subscribe-family command (`subscribe`: answered once every channel is
    *   confirmed, or rejected by an error reply) or an unsubscribe-family one (no reply slot).
+   * @param onListenerError Reports an exception of a listener, or a dropped message.
    */
-  constructor(send: (args: string[], subscribe: boolean) => Promise<unknown>) {
+  constructor(
+    send: (args: string[], subscribe: boolean) => Promise<unknown>,
+    onListenerError?: (error: unknown) => void,
+  ) {
     this.#send = send;
+    this.#onListenerError = onListenerError;
+  }
+
+  /** @internal A listener threw, or an iterator overflowed. */
+  _listenerError(error: unknown, channel: string): void {
+    const report = this.#onListenerError;
+    if (report === undefined) return;
+    try {
+      report(
+        error instanceof Error ? error : new Error(`A listener of "${channel}" threw: ${error}`),
+      );
+    } catch {
+      // A throwing error listener must not stop delivery either.
+    }
   }
 
   /** Whether anything is subscribed. */

@@ -1,0 +1,393 @@
+// The per-endpoint executor: everything one Redis endpoint needs, built once and composed by
+// every client kind. RedisClient is one executor behind the typed methods; the cluster client
+// keeps one per node; the sentinel client one whose endpoint the sentinels choose.
+//
+//   NodeExecutor
+//     shared      one multiplexed Connection: every non-blocking command, transactions, WAIT,
+//                 and on RESP3 the subscriptions
+//     exclusive   ExclusivePool: blocking commands and WATCH sessions, never reconnected under
+//                 their user
+//     subscriber  RESP2 only: one Connection dedicated to pub/sub
+//     session     what every new socket re-applies before it takes work, per role: the caller's
+//                 steps (READONLY, CLIENT TRACKING, ...) then the subscriptions
+//     maintenance the client's MaintenanceSupport (one per client, shared by its executors):
+//                 every connection is registered with its endpoint and role
+import { FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import {
+  Connection,
+  type ConnectionHooks,
+  type Endpoint,
+  FLAG_SUBSCRIBE,
+  formatEndpoint,
+  type HandoffResult,
+  type HandshakeStep,
+} from "../connection/connection.ts";
+import { ClosedError, TimeoutError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { Connector } from "../transport/types.ts";
+import { LIB_NAME, VERSION } from "../version.ts";
+import type { ResolvedClientOptions } from "./options.ts";
+import { ExclusivePool } from "./_pool.ts";
+import type { MaintenanceSupport } from "./_maintenance.ts";
+import {
+  type PubSubListener,
+  Subscription,
+  type SubscriptionKind,
+  SubscriptionManager,
+} from "./subscription.ts";
+import { WatchSession } from "./watch_session.ts";
+
+/** What a connection of an executor is for. */
+export type ConnectionRole = "shared" | "exclusive" | "subscriber";
+
+/** A queued command of a transaction or an ASKING group. */
+export interface GroupCommand {
+  args: RedisArgument[];
+  transform: Transform | undefined;
+  flags: number;
+}
+
+/** Events an executor reports to its client. */
+export type NodeEventName =
+  | "connect"
+  | "ready"
+  | "reconnecting"
+  | "error";
+
+/** Settings of a {@linkcode NodeExecutor}. */
+export interface NodeExecutorOptions {
+  /** Where to connect (the configured endpoint). */
+  endpoint: Endpoint;
+  /** Connection settings; `host` and `port` are ignored in favour of `endpoint`. */
+  settings: ResolvedClientOptions;
+  connector: Connector;
+  logger: Logger;
+  /** The client's maintenance support, shared by all its executors. */
+  maintenance?: MaintenanceSupport;
+  /**
+   * Extra session steps for every new socket of a role, re-applied on reconnect and handoff
+   * before queued work: `READONLY` for cluster replicas, `CLIENT TRACKING`, ...
+   */
+  session?: (role: ConnectionRole) => HandshakeStep[];
+  /**
+   * Where a new socket goes. The default is the configured endpoint (or the maintenance target
+   * while a MOVING window lasts); the sentinel client answers with the current master.
+   */
+  resolveEndpoint?: (configured: Endpoint) => Endpoint;
+  /** A push frame that neither pub/sub nor maintenance took (tracking invalidations, ...). */
+  onPush?: (frame: RespValue[], role: ConnectionRole) => boolean;
+  /** Reports connection events (`connect`, `ready`, `reconnecting` of the shared connection; `error` of any). */
+  emit: (name: NodeEventName, detail: unknown) => void;
+  /** Reports an exception thrown by a subscription listener. */
+  onListenerError?: (error: unknown) => void;
+  /** Prefix of connection labels in logs and maintenance events, e.g. `127.0.0.1:7000 `. */
+  label?: string;
+}
+
+/**
+ * One endpoint's machinery: the shared multiplexed connection, the exclusive pool, the
+ * subscriptions (and on RESP2 their dedicated connection), the maintenance wiring of its
+ * connections, and close. Stateless about commands: callers pick the method.
+ */
+export class NodeExecutor {
+  readonly #o: NodeExecutorOptions;
+  readonly #s: ResolvedClientOptions;
+  readonly shared: Connection;
+  readonly #pool: ExclusivePool;
+  readonly pubsub: SubscriptionManager;
+  #subscriber: Connection | undefined;
+  #poolSeq = 0;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: NodeExecutorOptions) {
+    this.#o = options;
+    this.#s = options.settings;
+    this.pubsub = new SubscriptionManager(
+      (args, subscribe) =>
+        subscribe
+          ? this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE)
+          : this.#pubsubConnection().sendNoReply(args),
+      options.onListenerError,
+    );
+    this.shared = this.#newConnection("shared");
+    this.#pool = new ExclusivePool(
+      () => this.#newConnection("exclusive"),
+      this.#s.maxExclusiveConnections,
+      this.#s.exclusiveIdleTimeout,
+      this.#s.commandTimeout,
+    );
+  }
+
+  /** The configured endpoint. */
+  get endpoint(): Endpoint {
+    return this.#o.endpoint;
+  }
+
+  /** Whether `close()` or `destroy()` was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Every live connection of the executor, with its role. */
+  connections(): { role: ConnectionRole; connection: Connection }[] {
+    const out: { role: ConnectionRole; connection: Connection }[] = [
+      { role: "shared", connection: this.shared },
+    ];
+    for (const c of this.#pool.connections()) out.push({ role: "exclusive", connection: c });
+    if (this.#subscriber) out.push({ role: "subscriber", connection: this.#subscriber });
+    return out;
+  }
+
+  #newConnection(role: ConnectionRole): Connection {
+    const s = this.#s;
+    const o = this.#o;
+    const m = o.maintenance;
+    const label = `${o.label ?? ""}${role === "exclusive" ? `exclusive#${++this.#poolSeq}` : role}`;
+    const isShared = role === "shared";
+    const carriesPubSub = role === "subscriber" || (isShared && s.protocol === 3);
+    // The hooks run only once the connection exists.
+    const self = (): Connection => conn;
+    const session = o.session;
+    const hooks: ConnectionHooks = {
+      onConnect: isShared ? (e: Endpoint) => o.emit("connect", e) : undefined,
+      onReady: isShared ? (e: Endpoint) => o.emit("ready", e) : undefined,
+      onReconnecting: isShared
+        ? (delay, attempt, error) => o.emit("reconnecting", { delay, attempt, error })
+        : undefined,
+      onError: (error) => o.emit("error", error),
+      onClose: m ? () => m.unregister(self()) : undefined,
+      onPush: (frame) => this.#onPush(self(), role, frame),
+      session: session || carriesPubSub
+        ? () => {
+          const steps = session ? session(role) : [];
+          return carriesPubSub ? [...steps, ...this.pubsub.session()] : steps;
+        }
+        : undefined,
+      handshake: m ? (transport, protocol) => m.handshake(self(), transport, protocol) : undefined,
+      resolveEndpoint: (configured) => {
+        const target = m?.movingTarget(configured);
+        if (target !== undefined) return target;
+        return o.resolveEndpoint ? o.resolveEndpoint(configured) : configured;
+      },
+      connectTimeout: m ? (configured) => m.connectTimeout(configured, o.endpoint) : undefined,
+    };
+    const conn: Connection = new Connection({
+      endpoint: o.endpoint,
+      tls: s.tls,
+      connector: o.connector,
+      protocol: s.protocol,
+      username: s.username,
+      password: s.password,
+      db: s.db,
+      clientName: s.clientName,
+      libName: LIB_NAME,
+      libVersion: VERSION,
+      connectTimeout: s.connectTimeout,
+      commandTimeout: s.commandTimeout,
+      // An exclusive connection serves one caller's session (WATCH, a blocking pop): a new
+      // socket under it would silently drop its state, so it is never reconnected.
+      reconnect: role === "exclusive" ? false : s.reconnect,
+      maxQueueLength: s.maxQueueLength,
+      maxQueueBytes: s.maxQueueBytes,
+      subscriber: role === "subscriber",
+      logger: o.logger,
+      hooks,
+      label,
+    });
+    m?.register(conn, {
+      label,
+      role,
+      endpoint: o.endpoint,
+      retire: role === "exclusive" ? (c) => this.#pool.retire((x) => x === c) > 0 : undefined,
+    });
+    return conn;
+  }
+
+  #onPush(conn: Connection, role: ConnectionRole, frame: RespValue[]): void {
+    if (this.pubsub.onPush(frame)) return;
+    if (this.#o.maintenance?.onPush(conn, frame)) return;
+    if (this.#o.onPush?.(frame, role)) return;
+    this.#o.logger.debug(`Ignoring a push frame of type "${String(frame[0])}"`);
+  }
+
+  #pubsubConnection(): Connection {
+    if (this.#s.protocol === 3) return this.shared;
+    return this.#subscriber ??= this.#newConnection("subscriber");
+  }
+
+  #closedError(what: string): ClosedError {
+    return new ClosedError(`Cannot ${what}: the client is closed`);
+  }
+
+  /** The timeout of a blocking command: its block time plus `commandTimeout` (0 = forever). */
+  blockingTimeout(flags: number, blockMs: number | undefined): number | undefined {
+    if ((flags & FLAG_BLOCKING) === 0) return undefined;
+    const t = this.#s.commandTimeout;
+    const b = blockMs ?? 0;
+    return b === 0 || t === 0 ? 0 : b + t;
+  }
+
+  /**
+   * Runs one command where it belongs: blocking commands on an exclusive connection, WAIT and
+   * everything else on the shared one.
+   */
+  run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+    timeout?: number,
+  ): Promise<unknown> {
+    if (this.#closed) return Promise.reject(this.#closedError("send the command"));
+    if ((flags & FLAG_BLOCKING) === 0) return this.shared.send(args, transform, flags, timeout);
+    const name = args[0];
+    if (name === "WAIT" || name === "WAITAOF") {
+      // WAIT counts the acknowledgements of the writes of the connection it runs on: the shared
+      // one, where the client's writes went. It holds that connection for up to its timeout.
+      return this.shared.send(args, transform, flags, this.blockingTimeout(flags, blockMs));
+    }
+    return this.runExclusive(args, transform, flags, blockMs ?? 0);
+  }
+
+  /** Runs one command on an exclusive connection, with the blocking timeout of `blockMs`. */
+  async runExclusive(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number,
+  ): Promise<unknown> {
+    const conn = await this.#pool.acquire();
+    const timeout = this.blockingTimeout(flags | FLAG_BLOCKING, blockMs);
+    try {
+      const v = await conn.send(args, transform, flags, timeout);
+      this.#pool.release(conn);
+      return v;
+    } catch (e) {
+      // A blocked connection that timed out still waits for its reply: do not reuse it.
+      if (e instanceof TimeoutError || conn.closed) this.#pool.discard(conn);
+      else this.#pool.release(conn);
+      throw e;
+    }
+  }
+
+  /** Queues commands together on the shared connection: all or none (a transaction). */
+  sendAll(commands: GroupCommand[]): Promise<unknown>[] {
+    if (this.#closed) {
+      const e = this.#closedError("send the transaction");
+      return commands.map(() => Promise.reject(e));
+    }
+    return this.shared.sendAll(commands);
+  }
+
+  /**
+   * Borrows an exclusive connection for the caller alone (a cluster transaction, ...). Give it
+   * back with `release` (or `discard` when its state is unknown).
+   */
+  async acquire(): Promise<
+    { connection: Connection; release(): void; discard(): void }
+  > {
+    if (this.#closed) throw this.#closedError("borrow a connection");
+    const connection = await this.#pool.acquire();
+    return {
+      connection,
+      release: () => this.#pool.release(connection),
+      discard: () => this.#pool.discard(connection),
+    };
+  }
+
+  /** Borrows an exclusive connection and `WATCH`es `keys` on it. */
+  async watch(keys: RedisArgument[]): Promise<WatchSession> {
+    if (keys.length === 0) throw new TypeError("Cannot watch: no key given");
+    if (this.#closed) throw this.#closedError("watch");
+    const conn = await this.#pool.acquire();
+    try {
+      await conn.send(["WATCH", ...keys], undefined, 0);
+    } catch (e) {
+      this.#pool.discard(conn);
+      throw e;
+    }
+    return new WatchSession(
+      conn,
+      (c) => this.#pool.release(c),
+      (flags, blockMs) => this.blockingTimeout(flags, blockMs),
+    );
+  }
+
+  /** Subscribes; resolves once the server confirmed. */
+  subscribe(
+    kind: SubscriptionKind,
+    names: string | string[],
+    listener?: PubSubListener,
+    bufferLimit?: number,
+  ): Promise<Subscription> {
+    const list = typeof names === "string" ? [names] : [...names];
+    if (list.length === 0) {
+      return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
+    }
+    for (const n of list) {
+      if (typeof n !== "string" || n.length === 0) {
+        return Promise.reject(
+          new TypeError("Cannot subscribe: channel names must be non-empty strings"),
+        );
+      }
+    }
+    if (this.#closed) return Promise.reject(this.#closedError("subscribe"));
+    const sub = new Subscription(this.pubsub, kind, list, listener, bufferLimit);
+    return this.pubsub.add(sub).then(() => sub);
+  }
+
+  /** Connects the shared connection now. */
+  connect(): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closedError("connect"));
+    return this.shared.connect();
+  }
+
+  /**
+   * Moves every connection to `target` like a MOVING handoff (the sentinel client on a master
+   * switch): new work waits and goes to the target, written work drains for at most `drainCap`
+   * ms, exclusive connections retire (idle ones at once, busy ones on release). New sockets go
+   * where `resolveEndpoint` says, so it must already answer `target`.
+   */
+  async moveTo(target: Endpoint, drainCap: number): Promise<HandoffResult> {
+    this.#pool.retire(() => true);
+    const sub = this.#subscriber;
+    const [r] = await Promise.all([
+      this.shared.handoff(drainCap, target),
+      sub ? sub.handoff(drainCap, target) : undefined,
+    ]);
+    return r;
+  }
+
+  /**
+   * Closes gracefully: new commands are refused, queued and in-flight ones complete, each
+   * connection within its close bound. Concurrent calls share one promise.
+   */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    this.pubsub.endAll();
+    this.#closing = Promise.all([
+      this.shared.close(),
+      this.#pool.close(),
+      this.#subscriber?.close(),
+    ]).then(() => {});
+    return this.#closing;
+  }
+
+  /** Closes at once: everything queued or in flight is rejected with `ClosedError`. */
+  destroy(): void {
+    this.#closed = true;
+    this.pubsub.endAll();
+    const e = new ClosedError("Cannot get the reply: the client was destroyed");
+    this.shared.destroy(e);
+    this.#subscriber?.destroy(e);
+    this.#closing ??= this.#pool.close();
+  }
+
+  /** A short name of the endpoint for messages. */
+  get name(): string {
+    return formatEndpoint(this.#o.endpoint);
+  }
+}
