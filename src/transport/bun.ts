@@ -18,6 +18,7 @@ export type {
 import { HandlerSlot } from "./_handler_slot.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { socketError } from "./_errors.ts";
+import { dialAbortable } from "./_abort.ts";
 import { setUtf8Decoder } from "../resp/_reader.ts";
 
 // Bun's Buffer decodes UTF-8 natively (SIMD, with an ASCII fast path that builds a one-byte
@@ -41,6 +42,8 @@ interface BunSocket {
   terminate?(): void;
   setNoDelay?(noDelay?: boolean): boolean;
   setKeepAlive?(enable?: boolean, initialDelay?: number): boolean;
+  ref?(): void;
+  unref?(): void;
   readonly remoteAddress?: string;
   readonly remotePort?: number;
 }
@@ -143,6 +146,14 @@ class BunTransport implements Transport {
     this.slot.close(undefined);
   }
 
+  unref(): void {
+    if (!this.slot.closed) this.#socket.unref?.();
+  }
+
+  ref(): void {
+    if (!this.slot.closed) this.#socket.ref?.();
+  }
+
   /** Bun's `close`. */
   onSocketClose(error?: Error): void {
     this.#queue.clear();
@@ -158,6 +169,8 @@ class BunTransport implements Transport {
  *
  * Bun's `socket.write` takes what the kernel accepts and returns the count; this transport keeps
  * the rest queued and resumes on Bun's `drain` event. `close()` discards bytes not yet written.
+ * `options.signal` aborts the attempt (the promise rejects with its reason); the transport has
+ * `unref()`/`ref()` (Bun's `socket.unref()`).
  *
  * @param options Host, port and TLS settings.
  * @returns The open transport.
@@ -176,7 +189,10 @@ class BunTransport implements Transport {
  * t.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n"));
  * ```
  */
-export const bunConnector: Connector = (options: ConnectOptions): Promise<Transport> => {
+export const bunConnector: Connector = (options: ConnectOptions): Promise<Transport> =>
+  dialAbortable(options.signal, (signal) => connect(options, signal), (late) => late.close());
+
+function connect(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Transport> {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const o = options.tls;
   const secure = o !== undefined;
@@ -244,12 +260,25 @@ export const bunConnector: Connector = (options: ConnectOptions): Promise<Transp
       throw socketError(e);
     }
     if (!secure) settle?.();
-    await ready;
-    socket.setNoDelay?.(true);
-    socket.setKeepAlive?.(true, 0);
+    // Aborted during the TLS handshake: close the socket under it.
+    const onAbort = () => {
+      if (socket.terminate) socket.terminate();
+      else socket.end();
+      settle?.(new Error("connection aborted"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await ready;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    try {
+      socket.setNoDelay?.(true);
+      socket.setKeepAlive?.(true, 0);
+    } catch { /* not offered on this platform */ }
     transport = new BunTransport(socket, secure);
     if (early) { for (const chunk of early) transport.slot.data(chunk); }
     if (earlyClose) transport.onSocketClose(earlyClose.error);
     return transport;
   })();
-};
+}

@@ -16,6 +16,7 @@ export type {
 import { HandlerSlot } from "./_handler_slot.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { socketError } from "./_errors.ts";
+import { dialAbortable } from "./_abort.ts";
 
 const READ_BUFFER_SIZE = 64 * 1024;
 const HIGH_WATER_MARK = 1024 * 1024;
@@ -61,6 +62,14 @@ class DenoTransport implements Transport {
 
   close(): void {
     this.#shutdown(undefined);
+  }
+
+  unref(): void {
+    if (!this.#closed) this.#conn.unref();
+  }
+
+  ref(): void {
+    if (!this.#closed) this.#conn.ref();
   }
 
   #shutdown(error: Error | undefined): void {
@@ -109,33 +118,53 @@ class DenoTransport implements Transport {
   }
 }
 
-async function connectTcp(options: ConnectOptions): Promise<Deno.TcpConn> {
-  const tcp = await Deno.connect({ hostname: options.host, port: options.port, transport: "tcp" });
-  tcp.setNoDelay(true);
-  tcp.setKeepAlive(true);
+/** What Deno's TCP connections offer; hosted platforms may leave a method out or refuse it. */
+type SocketOptions = Partial<Pick<Deno.TcpConn, "setNoDelay" | "setKeepAlive">>;
+
+function tune(conn: SocketOptions): void {
+  try {
+    conn.setNoDelay?.(true);
+  } catch { /* not offered on this platform */ }
+  try {
+    conn.setKeepAlive?.(true);
+  } catch { /* not offered on this platform */ }
+}
+
+async function connectTcp(
+  options: ConnectOptions,
+  signal: AbortSignal | undefined,
+): Promise<Deno.TcpConn> {
+  const tcp = await Deno.connect({
+    hostname: options.host,
+    port: options.port,
+    transport: "tcp",
+    signal,
+  });
+  tune(tcp);
   return tcp;
 }
 
-async function connectTls(options: ConnectOptions): Promise<Deno.TlsConn> {
+async function connectTls(
+  options: ConnectOptions,
+  signal: AbortSignal | undefined,
+): Promise<Deno.TlsConn> {
   const tls = options.tls!;
-  if (tls.cert !== undefined && tls.key !== undefined) {
-    // Only connectTls presents a client certificate (its socket options cannot be set).
+  const mutual = tls.cert !== undefined && tls.key !== undefined;
+  if (tls.serverName === undefined || tls.serverName === options.host) {
+    // TLS from the first byte: one call, which hosted platforms allow where they refuse plain
+    // TCP to port 443, and the one that presents a client certificate.
     return await Deno.connectTls({
       hostname: options.host,
       port: options.port,
       caCerts: tls.caCerts,
-      cert: tls.cert,
-      key: tls.key,
+      cert: mutual ? tls.cert : undefined,
+      key: mutual ? tls.key : undefined,
     });
   }
-  // TCP first, so TCP_NODELAY and keepalive can be set, then the TLS upgrade; startTls also
-  // verifies against a server name other than the host.
-  const tcp = await connectTcp(options);
+  // Another name to verify: TCP first, then the upgrade, which verifies against that name.
+  const tcp = await connectTcp(options, signal);
   try {
-    return await Deno.startTls(tcp, {
-      hostname: tls.serverName ?? options.host,
-      caCerts: tls.caCerts,
-    });
+    return await Deno.startTls(tcp, { hostname: tls.serverName, caCerts: tls.caCerts });
   } catch (e) {
     try {
       tcp.close();
@@ -144,17 +173,46 @@ async function connectTls(options: ConnectOptions): Promise<Deno.TlsConn> {
   }
 }
 
+async function open(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Deno.Conn> {
+  const tls = options.tls;
+  try {
+    if (!tls) return await connectTcp(options, signal);
+    const tlsConn = await connectTls(options, signal);
+    // The handshake runs after connectTls resolved: an abort closes the socket under it.
+    const onAbort = () => tlsConn.close();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await tlsConn.handshake();
+    } catch (e) {
+      try {
+        tlsConn.close();
+      } catch { /* closed by the abort */ }
+      throw e;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    return tlsConn;
+  } catch (e) {
+    throw socketError(e);
+  }
+}
+
 /**
  * Opens a TCP or TLS connection with Deno's own sockets (`Deno.connect`, `Deno.connectTls`).
- * Sets `TCP_NODELAY` and keepalive. For TLS the handshake completes (and the certificate is
- * verified) before the promise resolves.
+ * Sets `TCP_NODELAY` and keepalive where the platform offers them (hosted platforms such as
+ * Deno Deploy may not). For TLS the handshake completes (and the certificate is verified) before
+ * the promise resolves.
  *
- * TLS connects over TCP and upgrades with `Deno.startTls`, which verifies against
- * `tls.serverName` (default: `host`). `Deno.startTls` cannot present a client certificate, so
- * with `tls.cert`/`tls.key` the transport uses `Deno.connectTls` instead (no `TCP_NODELAY` or
- * keepalive control there, and no server name other than `host`); the one combination it cannot
- * serve, a client certificate with a different `serverName`, is handed to the `node:tls`
- * transport (`nodeConnector`, built into Deno).
+ * TLS starts from the first byte with `Deno.connectTls` (hosted platforms may refuse plain TCP
+ * to port 443, and only `connectTls` presents a client certificate); Deno's own socket defaults
+ * apply there. With a `tls.serverName` other than `host`, the transport connects over TCP and
+ * upgrades with `Deno.startTls`, which verifies against that name; the one combination Deno's
+ * sockets cannot serve, a client certificate with a different `serverName`, is handed to the
+ * `node:tls` transport (`nodeConnector`, built into Deno).
+ *
+ * `options.signal` aborts the attempt: the promise rejects with its reason at once. Deno cannot
+ * cut a TLS handshake short, so a socket aborted during one is closed when the handshake ends.
+ * The transport has `unref()`/`ref()` (Deno's `conn.unref()`).
  *
  * `close()` discards bytes not yet written.
  *
@@ -184,22 +242,10 @@ export const denoConnector: Connector = async (options: ConnectOptions): Promise
     const { nodeConnector } = await import("./node.ts");
     return nodeConnector(options);
   }
-  let conn: Deno.Conn;
-  try {
-    if (tls) {
-      const tlsConn = await connectTls(options);
-      try {
-        await tlsConn.handshake();
-      } catch (e) {
-        tlsConn.close();
-        throw e;
-      }
-      conn = tlsConn;
-    } else {
-      conn = await connectTcp(options);
-    }
-  } catch (e) {
-    throw socketError(e);
-  }
+  const conn = await dialAbortable(
+    options.signal,
+    (signal) => open(options, signal),
+    (late) => late.close(),
+  );
   return new DenoTransport(conn, tls !== undefined);
 };

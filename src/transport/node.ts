@@ -16,6 +16,7 @@ export type {
 } from "./types.ts";
 import { HandlerSlot } from "./_handler_slot.ts";
 import { socketError } from "./_errors.ts";
+import { dialAbortable } from "./_abort.ts";
 
 const HIGH_WATER_MARK = 1024 * 1024;
 
@@ -82,6 +83,14 @@ class NodeTransport implements Transport {
   close(): void {
     this.#socket.destroy();
   }
+
+  unref(): void {
+    this.#socket.unref();
+  }
+
+  ref(): void {
+    this.#socket.ref();
+  }
 }
 
 /**
@@ -90,7 +99,8 @@ class NodeTransport implements Transport {
  * For TLS, `tls.caCerts` are trusted in addition to the built-in root certificates and the
  * promise resolves after the certificate has been verified.
  *
- * `close()` discards bytes not yet written.
+ * `close()` discards bytes not yet written. `options.signal` aborts the attempt (the promise
+ * rejects with its reason); the transport has `unref()`/`ref()` (Node's `socket.unref()`).
  *
  * @param options Host, port and TLS settings.
  * @returns The open transport.
@@ -110,7 +120,10 @@ class NodeTransport implements Transport {
  * ```
  */
 export const nodeConnector: Connector = (options: ConnectOptions): Promise<Transport> =>
-  new Promise<Transport>((resolve, reject) => {
+  dialAbortable(options.signal, (signal) => connect(options, signal), (late) => late.close());
+
+function connect(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Transport> {
+  return new Promise<Transport>((resolve, reject) => {
     const o = options.tls;
     let socket: net.Socket;
     if (o) {
@@ -134,10 +147,18 @@ export const nodeConnector: Connector = (options: ConnectOptions): Promise<Trans
       reject(socketError(e));
     };
     socket.once("error", onError);
+    // Aborted while dialling: stop the attempt (the caller has already been answered).
+    const onAbort = () => {
+      socket.destroy();
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     socket.once(o ? "secureConnect" : "connect", () => {
       socket.off("error", onError);
+      signal?.removeEventListener("abort", onAbort);
       socket.setNoDelay(true);
       socket.setKeepAlive(true);
       resolve(new NodeTransport(socket, o !== undefined));
     });
   });
+}

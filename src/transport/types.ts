@@ -24,6 +24,12 @@ export interface ConnectOptions {
   port: number;
   /** Use TLS when set. */
   tls?: TlsOptions;
+  /**
+   * Gives up the attempt when aborted: the connector rejects with the signal's `reason` and
+   * closes a socket that opened too late. An already aborted signal rejects without dialling.
+   * Only the attempt is abortable: aborting after the connector resolved does nothing.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -73,6 +79,14 @@ export interface Transport {
   write(bytes: Uint8Array): boolean;
   /** Closes the socket; `onClose` follows. Idempotent. */
   close(): void;
+  /**
+   * Lets the process exit while this socket is open (Node's `socket.unref()`, Deno's
+   * `conn.unref()`, Bun's `socket.unref()`). Optional: a transport that cannot do it leaves it
+   * out, and callers use `transport.unref?.()`.
+   */
+  unref?(): void;
+  /** Undoes {@linkcode Transport.unref}: the open socket keeps the process alive again. */
+  ref?(): void;
 }
 
 /**
