@@ -1,35 +1,151 @@
-// Review: the exclusive pool must not lend again a connection that still waits for a reply
-// (a timed-out blocking command, a WATCH session released after a timeout).
+// The exclusive pool: lazy creation, the bound, waiters, idle sweeping, retirement and close,
+// with stand-in connections.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ExclusivePool } from "../../src/client/_pool.ts";
-import type { Connection } from "../../src/connection/connection.ts";
+import { ExclusivePool } from "../../../src/client/_pool.ts";
+import type { Connection } from "../../../src/connection/connection.ts";
+import { ClosedError, TimeoutError } from "../../../src/errors.ts";
+import { sleep } from "../../_helpers/leaks.ts";
+
+interface Fake {
+  id: number;
+  closed: boolean;
+  idle: boolean;
+  destroyed: boolean;
+  close(): Promise<void>;
+  destroy(): void;
+}
 
 /** The part of a Connection the pool uses. */
-function fakeConnection(id: number) {
+function fakeConnection(id: number): Fake {
   return {
     id,
     closed: false,
     idle: true,
+    destroyed: false,
     close() {
       this.closed = true;
       return Promise.resolve();
     },
     destroy() {
       this.closed = true;
+      this.destroyed = true;
     },
   };
 }
 
-describe("review: ExclusivePool", () => {
+function pool(max: number, idleTimeout = 0, waitTimeout = 0) {
+  const made: Fake[] = [];
+  const p = new ExclusivePool(
+    () => {
+      const c = fakeConnection(made.length + 1);
+      made.push(c);
+      return c as unknown as Connection;
+    },
+    max,
+    idleTimeout,
+    waitTimeout,
+  );
+  return { p, made };
+}
+
+const fake = (c: Connection) => c as unknown as Fake;
+
+describe("ExclusivePool", () => {
+  it("creates connections lazily and reuses released ones", async () => {
+    const { p, made } = pool(4);
+    assert.equal(made.length, 0);
+    const a = await p.acquire();
+    p.release(a);
+    const b = await p.acquire();
+    assert.equal(b, a);
+    assert.equal(made.length, 1);
+    await p.close();
+  });
+
   it("a connection released with a command in flight is not lent again", async () => {
-    let n = 0;
-    const pool = new ExclusivePool(() => fakeConnection(++n) as unknown as Connection, 4, 0);
-    const c = await pool.acquire();
-    (c as unknown as { idle: boolean }).idle = false; // a reply is still awaited
-    pool.release(c);
-    const d = await pool.acquire();
-    await pool.close();
+    const { p } = pool(4);
+    const c = await p.acquire();
+    fake(c).idle = false; // a reply is still awaited
+    p.release(c);
+    assert.equal(fake(c).destroyed, true);
+    const d = await p.acquire();
     assert.notEqual(d, c, "the busy connection was handed out again");
+    await p.close();
+  });
+
+  it("past the bound, callers wait for a release, in order", async () => {
+    const { p, made } = pool(1);
+    const a = await p.acquire();
+    const order: number[] = [];
+    const w1 = p.acquire().then((c) => {
+      order.push(1);
+      return c;
+    });
+    const w2 = p.acquire().then((c) => {
+      order.push(2);
+      return c;
+    });
+    await sleep(5);
+    assert.deepEqual(order, []);
+    p.release(a);
+    const c1 = await w1;
+    assert.equal(c1, a);
+    p.release(c1);
+    await w2;
+    assert.deepEqual(order, [1, 2]);
+    assert.equal(made.length, 1);
+    await p.close();
+  });
+
+  it("a waiter gives up after the wait timeout with TimeoutError", async () => {
+    const { p } = pool(1, 0, 30);
+    await p.acquire();
+    await assert.rejects(p.acquire(), TimeoutError);
+    await p.close();
+  });
+
+  it("a discarded connection frees its place for a waiter", async () => {
+    const { p, made } = pool(1);
+    const a = await p.acquire();
+    const w = p.acquire();
+    p.discard(a);
+    const b = await w;
+    assert.notEqual(b, a);
+    assert.equal(made.length, 2);
+    assert.equal(fake(a).destroyed, true);
+    await p.close();
+  });
+
+  it("retire closes idle matches at once and busy ones on release", async () => {
+    const { p } = pool(4);
+    const a = await p.acquire();
+    const b = await p.acquire();
+    p.release(a);
+    assert.equal(p.retire(() => true), 2);
+    assert.equal(fake(a).closed, true, "idle one closed at once");
+    assert.equal(fake(b).closed, false, "busy one kept until released");
+    p.release(b);
+    assert.equal(fake(b).closed, true);
+    await p.close();
+  });
+
+  it("closes idle connections after the idle timeout", async () => {
+    const { p } = pool(4, 20);
+    const a = await p.acquire();
+    p.release(a);
+    await sleep(80);
+    assert.equal(fake(a).closed, true);
+    await p.close();
+  });
+
+  it("close rejects waiters with ClosedError and destroys busy connections", async () => {
+    const { p } = pool(1);
+    const a = await p.acquire();
+    const w = p.acquire();
+    await p.close();
+    await assert.rejects(w, ClosedError);
+    assert.equal(fake(a).destroyed, true);
+    await assert.rejects(p.acquire(), ClosedError);
   });
 });
