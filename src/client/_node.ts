@@ -353,10 +353,15 @@ export class NodeExecutor {
   async moveTo(target: Endpoint, drainCap: number): Promise<HandoffResult> {
     this.#pool.retire(() => true);
     const sub = this.#subscriber;
-    const [r] = await Promise.all([
+    const [r, rs] = await Promise.all([
       this.shared.handoff(drainCap, target),
       sub ? sub.handoff(drainCap, target) : undefined,
     ]);
+    // A connection waiting to reconnect (its node died) dials the target now, not after its
+    // backoff delay.
+    for (const [c, res] of [[this.shared, r], [sub, rs]] as const) {
+      if (c && res && !res.replaced && !c.ready && !c.closed) c.connect().catch(() => {});
+    }
     return r;
   }
 

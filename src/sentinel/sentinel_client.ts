@@ -1,0 +1,581 @@
+/**
+ * The sentinel client: a {@linkcode RedisClient} whose executor dials the node the sentinels
+ * name, and moves when they name another.
+ *
+ * @module
+ */
+
+import {
+  NODE_OVERRIDES,
+  type NodeOverrides,
+  RedisClient,
+  type SendCommandOptions,
+  type WatchSession,
+} from "../client/redis_client.ts";
+import type { NodeExecutor } from "../client/_node.ts";
+import type { PubSubListener, Subscription } from "../client/subscription.ts";
+import { Transaction } from "../client/pipeline.ts";
+import type { Transform } from "../commands/_command.ts";
+import type { Endpoint } from "../connection/connection.ts";
+import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
+import { ClosedError, ReplyError } from "../errors.ts";
+import { type Logger, silentLogger } from "../logger.ts";
+import type { HostPort } from "../maintenance/endpoint.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import { startTimer, stopTimer } from "../_resources.ts";
+import { createProbe, createSessionOpener, type Probe, type SentinelSession } from "./_dial.ts";
+import { discoverMaster, discoverReplicas, SentinelSet } from "./_discovery.ts";
+import { SentinelMonitor } from "./_monitor.ts";
+import {
+  endpointName,
+  entriesOf,
+  entryAddress,
+  masterAddressOf,
+  replicaEntryHealthy,
+  roleOf,
+  sameEndpoint,
+  type SentinelEvent,
+} from "./_replies.ts";
+import {
+  type RedisSentinelClientOptions,
+  type ResolvedSentinelOptions,
+  resolveSentinelOptions,
+} from "./options.ts";
+
+/** Names of the sentinel client's events: the standalone ones and its own. */
+export type RedisSentinelClientEventName =
+  | "connect"
+  | "ready"
+  | "reconnecting"
+  | "error"
+  | "close"
+  | "maintenance"
+  | "handoff"
+  | "switch"
+  | "sentinel-added";
+
+/** The detail of a `switch` event: the data connections moved. */
+export interface SentinelSwitchDetail {
+  /** The node left; `undefined` for the first one. */
+  from: HostPort | undefined;
+  /** The node the data connections go to now. */
+  to: HostPort;
+  /** Whether `to` is the master or a replica. */
+  role: "master" | "replica";
+  /** What prompted the move: a sentinel event, a periodic check, a refused write, a lost node. */
+  reason: string;
+}
+
+/** Longest wait, in ms, for the commands written to the old node before the move. */
+const DRAIN_CAP = 1000;
+
+function isRefusal(v: unknown): v is ReplyError {
+  return v instanceof ReplyError && (v.prefix === "READONLY" || v.prefix === "NOREPLICAS");
+}
+
+/**
+ * A Redis client that finds its master (or a replica) through Redis Sentinel and follows
+ * failovers: it asks the sentinels in turn, checks the node they name with `ROLE`, listens to
+ * one sentinel's events (moving to another if it goes away) and checks periodically. On a
+ * switch the data connections move like a maintenance handoff: work not yet written waits and
+ * goes to the new master, work written to the old one fails with `ConnectionError` if it stays
+ * unanswered; nothing is sent twice. A write refused by a demoted master (`READONLY`) starts a
+ * rediscovery and is sent to the new master once confirmed, never silently to a replica.
+ *
+ * It has the standalone client's typed commands, `sendCommand`, `pipeline()`, `multi()`,
+ * `watch()` and the subscribe family; subscriptions follow the master.
+ *
+ * Events (`addEventListener`): the standalone ones, `switch` ({@linkcode SentinelSwitchDetail}),
+ * `sentinel-added` (`{ host, port }`), and `error` for failures no caller sees.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisSentinelClient } from "@edge/redis/sentinel";
+ * await using client = new RedisSentinelClient({
+ *   masterName: "mymaster",
+ *   sentinels: ["redis://127.0.0.1:26379", "redis://127.0.0.1:26380"],
+ * });
+ * client.addEventListener("switch", (e) => console.log("now on", e.detail.to));
+ * await client.set("k", "v");
+ * ```
+ */
+export class RedisSentinelClient extends RedisClient {
+  readonly #s: ResolvedSentinelOptions;
+  readonly #logger: Logger;
+  readonly #sentinels: SentinelSet;
+  readonly #probe: Probe;
+  readonly #monitor: SentinelMonitor;
+  readonly #node: NodeExecutor;
+  #target: Endpoint | undefined;
+  #discovering: Promise<void> | undefined;
+  #moving: Promise<void> = Promise.resolve();
+  #checking: Promise<void> | undefined;
+  #refusal: { from: Endpoint; promise: Promise<boolean>; resolve(v: boolean): void } | undefined;
+  #refusalTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  /**
+   * Creates a client. It asks the sentinels on the first command, or on `connect()`.
+   *
+   * @param options The master's name, the sentinels, and the data connections' options.
+   */
+  constructor(options: RedisSentinelClientOptions) {
+    const s = resolveSentinelOptions(options);
+    let captured: NodeExecutor | undefined;
+    let target: () => Endpoint | undefined = () => undefined;
+    const overrides: NodeOverrides = {
+      executor: {
+        // Nothing dials before discovery: every entry point waits for it.
+        resolveEndpoint: (configured) => target() ?? configured,
+      },
+      created: (node) => {
+        captured = node;
+      },
+    };
+    const first = s.sentinels[0]!;
+    super({
+      ...options,
+      host: first.host,
+      port: first.port,
+      [NODE_OVERRIDES]: overrides,
+    } as RedisSentinelClientOptions);
+    this.#s = s;
+    this.#node = captured!;
+    target = () => this.#target;
+    this.#logger = options.logger ?? silentLogger;
+    this.#sentinels = new SentinelSet(s.sentinels);
+    const base = {
+      protocol: options.protocol,
+      connectTimeout: s.sentinelTimeout,
+      commandTimeout: s.sentinelTimeout,
+      connector: options.connector,
+      logger: options.logger,
+      clientName: options.clientName,
+    };
+    const sentinelTls = s.sentinelTls === false ? undefined : s.sentinelTls;
+    const dial = {
+      base,
+      sentinel: { username: s.sentinelUsername, password: s.sentinelPassword, tls: sentinelTls },
+      node: { username: options.username, password: options.password, tls: options.tls },
+    };
+    this.#probe = createProbe(dial);
+    this.#monitor = new SentinelMonitor({
+      masterName: s.masterName,
+      sentinels: this.#sentinels,
+      open: createSessionOpener({ ...dial, base: { ...base, reconnect: false } }),
+      interval: s.sentinelCheckInterval,
+      onEvent: (e) => this.#onEvent(e),
+      check: (session) => this.#periodicCheck(session),
+      onSentinelAdded: (e) => this.#sentinelAdded(e),
+      onError: (e) => this.#emitError(e),
+      logger: this.#logger,
+    });
+    this.addEventListener("reconnecting", () => this.#onNodeLost());
+  }
+
+  /** Whether this client reads from a replica (`role: "replica"`) or uses the master. */
+  get role(): "master" | "replica" {
+    return this.#s.role;
+  }
+
+  /** The node the data connections go to; `undefined` before the first discovery. */
+  get endpoint(): HostPort | undefined {
+    return this.#target ? { ...this.#target } : undefined;
+  }
+
+  /** The sentinels known so far: the configured ones and the ones learnt. */
+  get sentinels(): HostPort[] {
+    return this.#sentinels.list();
+  }
+
+  #emit(name: RedisSentinelClientEventName, detail: unknown): void {
+    this.dispatchEvent(new CustomEvent(name, { detail }));
+  }
+
+  #emitError(e: Error): void {
+    this.#logger.warn(`sentinel: ${e.message}`);
+    this.#emit("error", e);
+  }
+
+  #sentinelAdded(e: Endpoint): void {
+    this.#logger.info(`sentinel: learnt the sentinel ${endpointName(e)}`);
+    this.#emit("sentinel-added", { host: e.host, port: e.port });
+  }
+
+  #discoveryContext(): Parameters<typeof discoverMaster>[0] {
+    return {
+      masterName: this.#s.masterName,
+      sentinels: this.#sentinels,
+      probe: this.#probe,
+      onSentinelAdded: (e) => this.#sentinelAdded(e),
+    };
+  }
+
+  // ---- discovery and moves ----
+
+  /** Resolves once a node is known (the first discovery); rejects with what was tried. */
+  #ready(): Promise<void> {
+    if (this.#target !== undefined) return Promise.resolve();
+    if (this.#closed) {
+      return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
+    }
+    return this.#discovering ??= this.#firstDiscovery().finally(() => {
+      this.#discovering = undefined;
+    });
+  }
+
+  async #firstDiscovery(): Promise<void> {
+    const found = this.#s.role === "master"
+      ? await discoverMaster(this.#discoveryContext())
+      : await this.#pickReplica([]);
+    if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
+    this.#target = found.master;
+    this.#logger.info(
+      `sentinel: ${this.#s.role} of "${this.#s.masterName}" is ${endpointName(found.master)}`,
+    );
+    this.#emit(
+      "switch",
+      {
+        from: undefined,
+        to: { ...found.master },
+        role: this.#s.role,
+        reason: "discovery",
+      } satisfies SentinelSwitchDetail,
+    );
+    this.#monitor.start(found.sentinel).catch(() => {});
+  }
+
+  async #pickReplica(exclude: Endpoint[]): Promise<{ master: Endpoint; sentinel: Endpoint }> {
+    const { replicas, sentinel } = await discoverReplicas(this.#discoveryContext(), exclude);
+    const keep = replicas.find((r) => sameEndpoint(r, this.#target));
+    const pick = keep ?? replicas[Math.floor(Math.random() * replicas.length)]!;
+    return { master: pick, sentinel };
+  }
+
+  /** Moves the data connections to `to` (serialised with other moves). */
+  #moveTo(to: Endpoint, reason: string): Promise<void> {
+    const next = this.#moving.then(async () => {
+      if (this.#closed || sameEndpoint(this.#target, to)) return;
+      const from = this.#target;
+      this.#target = to;
+      this.#logger.info(
+        `sentinel: moving the ${this.#s.role} connections from ${
+          from ? endpointName(from) : "-"
+        } to ${endpointName(to)} (${reason})`,
+      );
+      this.#settleRefusal(true);
+      try {
+        await this.#node.moveTo(to, DRAIN_CAP);
+      } catch (e) {
+        this.#logger.warn(
+          `sentinel: the move to ${endpointName(to)} failed: ${(e as Error).message}`,
+        );
+      }
+      this.#emit(
+        "switch",
+        {
+          from: from ? { ...from } : undefined,
+          to: { ...to },
+          role: this.#s.role,
+          reason,
+        } satisfies SentinelSwitchDetail,
+      );
+    });
+    this.#moving = next.catch(() => {});
+    return next;
+  }
+
+  /** Asks the sentinels again (single flight) and moves if they name another node. */
+  #rediscover(reason: string, exclude: Endpoint[] = []): Promise<void> {
+    if (this.#target === undefined || this.#closed) return Promise.resolve();
+    return this.#checking ??= (async () => {
+      try {
+        const found = this.#s.role === "master"
+          ? await discoverMaster(this.#discoveryContext())
+          : await this.#pickReplica(exclude);
+        if (!sameEndpoint(found.master, this.#target)) await this.#moveTo(found.master, reason);
+      } catch (e) {
+        if (!this.#closed) this.#emitError(e as Error);
+      }
+    })().finally(() => {
+      this.#checking = undefined;
+    });
+  }
+
+  /** The monitor's periodic check on its sentinel; rejects only when that sentinel fails. */
+  async #periodicCheck(session: SentinelSession): Promise<void> {
+    if (this.#target === undefined || this.#closed) return;
+    if (this.#s.role === "master") {
+      const reply = await session.command([
+        "SENTINEL",
+        "GET-MASTER-ADDR-BY-NAME",
+        this.#s.masterName,
+      ]);
+      const named = masterAddressOf(reply);
+      if (named !== undefined && !sameEndpoint(named, this.#target)) {
+        await this.#rediscover("periodic check");
+      }
+      return;
+    }
+    const reply = await session.command(["SENTINEL", "REPLICAS", this.#s.masterName]);
+    const healthy = entriesOf(reply).filter(replicaEntryHealthy).map(entryAddress);
+    if (!healthy.some((e) => sameEndpoint(e, this.#target))) {
+      await this.#rediscover("periodic check", this.#target ? [this.#target] : []);
+    }
+  }
+
+  #onEvent(e: SentinelEvent): void {
+    if (this.#target === undefined || this.#closed) return;
+    if (this.#s.role === "master") {
+      if (e.kind === "switch-master") {
+        this.#followSwitch(e.to).catch(() => {});
+      } else if (
+        e.channel === "+failover-end" ||
+        (e.channel === "+convert-to-slave" || e.channel === "+reboot") &&
+          sameEndpoint(e.address, this.#target)
+      ) {
+        this.#rediscover(e.channel).catch(() => {});
+      }
+      return;
+    }
+    // Replica role.
+    if (e.kind === "instance" && e.channel === "+sdown" && sameEndpoint(e.address, this.#target)) {
+      this.#rediscover("+sdown", [this.#target]).catch(() => {});
+    } else if (e.kind === "switch-master" && sameEndpoint(e.to, this.#target)) {
+      // The replica read from became the master.
+      this.#rediscover("+switch-master", [this.#target]).catch(() => {});
+    } else if (e.kind === "switch-master" || e.channel === "+convert-to-slave") {
+      this.#rediscover(e.kind === "switch-master" ? "+switch-master" : e.channel).catch(() => {});
+    }
+  }
+
+  /** `+switch-master`: verify the new master with ROLE, then move; else ask everyone. */
+  async #followSwitch(to: Endpoint): Promise<void> {
+    if (sameEndpoint(to, this.#target)) return;
+    try {
+      const [role] = await this.#probe.node(to, [["ROLE"]]);
+      if (roleOf(role ?? null).role === "master") {
+        await this.#moveTo(to, "+switch-master");
+        return;
+      }
+    } catch {
+      // Not reachable from here: ask the sentinels.
+    }
+    await this.#rediscover("+switch-master");
+  }
+
+  /** The data connection was lost: the node may be gone; check at once rather than wait. */
+  #onNodeLost(): void {
+    if (this.#target === undefined || this.#closed) return;
+    if (this.#s.role === "replica") {
+      this.#rediscover("connection lost").catch(() => {});
+    } else {
+      this.#monitor.checkNow().catch(() => {});
+    }
+  }
+
+  // ---- refused writes ----
+
+  /** Resolves `true` once the master changes from `from`, `false` after `failoverWait`. */
+  #awaitSwitch(from: Endpoint): Promise<boolean> {
+    if (!sameEndpoint(from, this.#target)) return Promise.resolve(true);
+    if (this.#s.failoverWait === 0 || this.#closed) return Promise.resolve(false);
+    if (this.#refusal && sameEndpoint(this.#refusal.from, from)) return this.#refusal.promise;
+    let resolve!: (v: boolean) => void;
+    const promise = new Promise<boolean>((r) => resolve = r);
+    this.#refusal = { from, promise, resolve };
+    this.#refusalTimer = startTimer(() => {
+      this.#refusalTimer = undefined;
+      this.#settleRefusal(false);
+    }, this.#s.failoverWait);
+    return promise;
+  }
+
+  #settleRefusal(switched: boolean): void {
+    const r = this.#refusal;
+    if (!r) return;
+    this.#refusal = undefined;
+    stopTimer(this.#refusalTimer);
+    this.#refusalTimer = undefined;
+    r.resolve(switched);
+  }
+
+  /**
+   * A write refused with READONLY / NOREPLICAS was not executed: ask the sentinels, and once a
+   * new master is confirmed send it there; otherwise return the refusal.
+   */
+  async #afterRefusal<T>(refusal: ReplyError, from: Endpoint, again: () => Promise<T>): Promise<T> {
+    this.#logger.debug(`sentinel: ${endpointName(from)} refused a write: ${refusal.message}`);
+    const waiting = this.#awaitSwitch(from);
+    this.#rediscover(refusal.prefix).catch(() => {});
+    if (await waiting) return again();
+    throw refusal;
+  }
+
+  #guard<T>(flags: number, send: () => Promise<T>): Promise<T> {
+    if (this.#s.role !== "master") return send();
+    const from = this.#target!;
+    const p = send();
+    if ((flags & FLAG_ERRORS_AS_VALUES) !== 0) {
+      return p.then((v) => isRefusal(v) ? this.#afterRefusal(v, from, send) : v);
+    }
+    return p.catch((e) => {
+      if (isRefusal(e)) return this.#afterRefusal(e, from, send);
+      throw e;
+    });
+  }
+
+  // ---- entry points: wait for the first discovery, guard refused writes ----
+
+  /** @internal Runs one command (the typed methods call this). */
+  override _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    const run = () => this.#guard(flags, () => super._run(args, transform, flags, blockMs));
+    return this.#target !== undefined ? run() : this.#ready().then(run);
+  }
+
+  /**
+   * Sends any command and returns its raw reply, on the master (or the replica).
+   *
+   * @param args The command and its arguments.
+   * @param options Binary replies, blocking, timeout.
+   * @returns The raw reply.
+   *
+   * @example
+   * ```ts ignore
+   * const info = await client.sendCommand(["INFO", "replication"]);
+   * ```
+   */
+  override sendCommand(
+    args: RedisArgument[],
+    options: SendCommandOptions = {},
+  ): Promise<RespValue> {
+    const run = () => this.#guard(0, () => super.sendCommand(args, options));
+    return this.#target !== undefined ? run() : this.#ready().then(run);
+  }
+
+  /**
+   * Connects now: asks the sentinels, then opens the data connection.
+   *
+   * @returns Resolves when ready; rejects with a `ConnectionError` naming what was tried.
+   */
+  override async connect(): Promise<void> {
+    await this.#ready();
+    await super.connect();
+  }
+
+  /**
+   * Starts a transaction (`MULTI` ... `EXEC`) on the master. A refused write inside it fails
+   * the transaction (and starts a rediscovery); it is not sent again.
+   *
+   * @returns A new transaction.
+   */
+  override multi(): Transaction {
+    return new Transaction((cmds) => {
+      const send = () => {
+        const ps = this.#node.sendAll(cmds);
+        for (const p of ps) {
+          p.then((v) => {
+            if (isRefusal(v)) this.#rediscover(v.prefix).catch(() => {});
+          }, (e) => {
+            if (isRefusal(e)) this.#rediscover(e.prefix).catch(() => {});
+          });
+        }
+        return ps;
+      };
+      if (this.#target !== undefined) return send();
+      const all = this.#ready().then(send);
+      return cmds.map((_, i) => all.then((ps) => ps[i]));
+    });
+  }
+
+  /**
+   * Borrows an exclusive connection to the master and `WATCH`es keys on it.
+   *
+   * @param keys The keys to watch.
+   * @returns A session for reads and the transaction.
+   */
+  override async watch(...keys: RedisArgument[]): Promise<WatchSession> {
+    await this.#ready();
+    return super.watch(...keys);
+  }
+
+  /**
+   * Subscribes to channels on the master (or the replica); the subscription follows it.
+   *
+   * @param channels One channel or several.
+   * @param listener Called per message; without it, iterate the subscription.
+   * @returns The subscription, once the server confirmed it.
+   */
+  override async subscribe(
+    channels: string | string[],
+    listener?: PubSubListener,
+  ): Promise<Subscription> {
+    await this.#ready();
+    return super.subscribe(channels, listener);
+  }
+
+  /**
+   * Subscribes to glob-style patterns; the subscription follows the master.
+   *
+   * @param patterns One pattern or several.
+   * @param listener Called per message with the matching pattern.
+   * @returns The subscription.
+   */
+  override async psubscribe(
+    patterns: string | string[],
+    listener?: PubSubListener,
+  ): Promise<Subscription> {
+    await this.#ready();
+    return super.psubscribe(patterns, listener);
+  }
+
+  /**
+   * Subscribes to shard channels; the subscription follows the master.
+   *
+   * @param channels One shard channel or several.
+   * @param listener Called per message.
+   * @returns The subscription.
+   */
+  override async ssubscribe(
+    channels: string | string[],
+    listener?: PubSubListener,
+  ): Promise<Subscription> {
+    await this.#ready();
+    return super.ssubscribe(channels, listener);
+  }
+
+  /**
+   * Closes the client: stops following the sentinels, then closes like the standalone client
+   * (queued and in-flight commands complete).
+   *
+   * @returns Resolves when every socket and timer is closed.
+   */
+  override async close(): Promise<void> {
+    this.#shutdown();
+    await Promise.allSettled([this.#discovering, this.#checking, this.#moving]);
+    await this.#monitor.close();
+    await super.close();
+  }
+
+  /**
+   * Closes at once: every queued and in-flight command rejects with `ClosedError`.
+   *
+   * @returns Resolves when every socket and timer is closed.
+   */
+  override async destroy(): Promise<void> {
+    this.#shutdown();
+    const closing = super.destroy();
+    await this.#monitor.close();
+    await closing;
+  }
+
+  #shutdown(): void {
+    this.#closed = true;
+    this.#settleRefusal(false);
+  }
+}
