@@ -12,6 +12,19 @@ export interface RedisErrorOptions {
 }
 
 /**
+ * Options of the errors that reject a command ({@linkcode ConnectionError},
+ * {@linkcode TimeoutError}, {@linkcode ClosedError}).
+ */
+export interface CommandErrorOptions extends RedisErrorOptions {
+  /**
+   * Whether the command may have reached the server: `false` only when it certainly never left
+   * the client (refused, still queued, timed out in the queue). See `written` on the errors.
+   * @default {true}
+   */
+  written?: boolean;
+}
+
+/**
  * Base class of every error raised by the client.
  *
  * @example Catch any client error
@@ -87,14 +100,23 @@ export class ConnectionError extends RedisError {
   /** A stable machine-readable code: `ERR_REDIS_CONNECTION`. */
   override readonly code: string = "ERR_REDIS_CONNECTION";
   /**
+   * Whether the command may have reached the server. `false`: it never left the client (refused
+   * before queueing, still queued when the connection failed or closed, timed out while waiting
+   * for a socket), so running it again cannot apply it twice. `true`: it was written to a socket
+   * and may have been executed. Retries (cluster redirections, multi-database failover) re-run
+   * only commands with `written === false`, unless the command is idempotent.
+   */
+  readonly written: boolean;
+  /**
    * Creates a connection error.
    *
    * @param message What failed, naming the endpoint.
-   * @param options The cause, if any.
+   * @param options The cause, if any, and whether the command may have been written.
    */
-  constructor(message: string, options?: RedisErrorOptions) {
+  constructor(message: string, options?: CommandErrorOptions) {
     super(message, options);
     this.name = "ConnectionError";
+    this.written = options?.written ?? true;
   }
 }
 
@@ -112,14 +134,23 @@ export class TimeoutError extends RedisError {
   /** A stable machine-readable code: `ERR_REDIS_TIMEOUT`. */
   override readonly code: string = "ERR_REDIS_TIMEOUT";
   /**
+   * Whether the command may have reached the server. `false`: it never left the client (refused
+   * before queueing, still queued when the connection failed or closed, timed out while waiting
+   * for a socket), so running it again cannot apply it twice. `true`: it was written to a socket
+   * and may have been executed. Retries (cluster redirections, multi-database failover) re-run
+   * only commands with `written === false`, unless the command is idempotent.
+   */
+  readonly written: boolean;
+  /**
    * Creates a timeout error.
    *
    * @param message What timed out and after how long.
-   * @param options The cause, if any.
+   * @param options The cause, if any, and whether the command may have been written.
    */
-  constructor(message: string, options?: RedisErrorOptions) {
+  constructor(message: string, options?: CommandErrorOptions) {
     super(message, options);
     this.name = "TimeoutError";
+    this.written = options?.written ?? true;
   }
 }
 
@@ -138,14 +169,23 @@ export class ClosedError extends RedisError {
   /** A stable machine-readable code: `ERR_REDIS_CLOSED`. */
   override readonly code: string = "ERR_REDIS_CLOSED";
   /**
+   * Whether the command may have reached the server. `false`: it never left the client (refused
+   * before queueing, still queued when the connection failed or closed, timed out while waiting
+   * for a socket), so running it again cannot apply it twice. `true`: it was written to a socket
+   * and may have been executed. Retries (cluster redirections, multi-database failover) re-run
+   * only commands with `written === false`, unless the command is idempotent.
+   */
+  readonly written: boolean;
+  /**
    * Creates a closed error.
    *
    * @param message What could not be done.
-   * @param options The cause, if any.
+   * @param options The cause, if any, and whether the command may have been written.
    */
-  constructor(message: string, options?: RedisErrorOptions) {
+  constructor(message: string, options?: CommandErrorOptions) {
     super(message, options);
     this.name = "ClosedError";
+    this.written = options?.written ?? true;
   }
 }
 

@@ -1,22 +1,17 @@
 // Internal contract between the typed command methods and the executors that run them
 // (the standalone client, the pipeline, the transaction, later the cluster client).
-import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { RedisArgument } from "../resp/types.ts";
+import type { Transform } from "../connection/flags.ts";
 
-/** Converts a raw reply into the method's result type. Runs only for non-error replies. */
-export type Transform = (reply: RespValue) => unknown;
-
-/** No special handling. */
-export const FLAG_NONE = 0;
-/**
- * The command may block the connection (BLPOP, XREAD BLOCK, WAIT, ...): the standalone client
- * runs it on an exclusive pooled connection; its timeout is `blockMs` plus `commandTimeout`
- * (`blockMs` 0 means it blocks forever: no timeout).
- */
-export const FLAG_BLOCKING = 1;
-/** The command only reads (cluster: may be served by a replica). */
-export const FLAG_READONLY = 2;
-/** Reply bulk strings as `Uint8Array` (set by the binary view, not by command methods). */
-export const FLAG_BINARY = 4;
+// The flags and the transform type live in the connection layer, which reads them.
+export {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_NONE,
+  FLAG_RAW,
+  FLAG_READONLY,
+  type Transform,
+} from "../connection/flags.ts";
 
 /**
  * What every executor provides. A command method builds its argument list and calls

@@ -15,52 +15,52 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { RespDecoder } from "../resp/decoder.ts";
 import { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_ERRORS_AS_VALUES,
+  FLAG_GROUP,
+  FLAG_NO_REPLY,
+  FLAG_RAW,
+  FLAG_SUBSCRIBE,
+  FLAG_TRANSACTION,
+  type Transform,
+} from "./flags.ts";
+import { type Endpoint, formatEndpoint, sameEndpoint } from "./endpoint.ts";
 import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
-import { countSocket, startTimer, stopTimer } from "../_resources.ts";
+import { Link } from "./_link.ts";
+import { type HandshakeStep, planHandshake } from "./_handshake.ts";
+import { describeTransportError } from "./_transport_errors.ts";
+import { reservedCommandError } from "./reserved.ts";
+import {
+  acquirePending,
+  captureResolvers,
+  noop,
+  type Pending,
+  releasePending,
+} from "./_pending.ts";
+import { countSocket } from "../_resources.ts";
+import { type Clock, clockWithNow, systemClock, type TimerId } from "../_clock.ts";
 
-/** Internal flag: the command gets no reply slot (the unsubscribe family). */
-export const FLAG_NO_REPLY = 256;
-/**
- * Internal flag: a subscribe-family command, answered by one confirmation push per channel (or
- * by an error reply).
- */
-export const FLAG_SUBSCRIBE = 512;
-/** Internal flag: more commands of the same transaction follow; never split them over writes. */
-export const FLAG_GROUP = 1024;
-/**
- * Internal flag: the promise never rejects; an error (reply, timeout, connection) is its value
- * (pipelines: one promise per command instead of two).
- */
-export const FLAG_ERRORS_AS_VALUES = 2048;
+export {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_ERRORS_AS_VALUES,
+  FLAG_GROUP,
+  FLAG_NO_REPLY,
+  FLAG_NONE,
+  FLAG_RAW,
+  FLAG_READONLY,
+  FLAG_SUBSCRIBE,
+  type Transform,
+} from "./flags.ts";
+export { type Endpoint, endpointKey, formatEndpoint, parseEndpoint } from "./endpoint.ts";
 
-/** An endpoint: host and port. */
-export interface Endpoint {
-  /** Host name or IP literal (IPv6 without brackets). */
-  host: string;
-  /** TCP port. */
-  port: number;
-}
-
-/** Formats an endpoint as `host:port` (`[v6]:port` for IPv6 literals). */
-export function formatEndpoint(e: Endpoint): string {
-  return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
-}
-
-/** A command handed to the handshake: its arguments and what to do with the reply. */
-export interface HandshakeStep {
-  /** The command. */
-  args: RedisArgument[];
-  /** Called with the reply (an error reply arrives as a `ReplyError` value); throw to fail the handshake. */
-  onReply?: (reply: RespValue) => void;
-  /** Subscribe family: answered by this many confirmation pushes (or an error reply). */
-  pushes?: number;
-}
+export type { HandshakeStep } from "./_handshake.ts";
 
 /** What a handoff did. */
 export interface HandoffResult {
@@ -105,8 +105,11 @@ export interface ConnectionHooks {
    * window lasts.
    */
   resolveEndpoint?(configured: Endpoint): Endpoint;
-  /** The connect timeout for a new socket (relaxed during a MOVING window). */
-  connectTimeout?(configured: number): number;
+  /**
+   * The connect timeout for a new socket to `endpoint` (relaxed during a MOVING window; 0 = none,
+   * except for a handoff's replacement, which is always bounded).
+   */
+  connectTimeout?(configured: number, endpoint: Endpoint): number;
 }
 
 /**
@@ -152,57 +155,26 @@ export interface ConnectionOptions {
   maxQueueBytes: number;
   /** A RESP2 connection dedicated to pub/sub: pub/sub arrays go to `onPush`. */
   subscriber?: boolean;
+  /**
+   * Milliseconds `close()` waits for the replies still due, then rejects them with
+   * `ClosedError` and destroys the socket; 0 = wait for each command's own timeout.
+   * @default {3000}
+   */
+  closeTimeout?: number;
   /** Where to log. */
   logger: Logger;
   /** Callbacks. */
   hooks?: ConnectionHooks;
-  /** Clock, injectable for tests. */
+  /** Time source only (timers stay on the wall clock); prefer `clock`. */
   now?: () => number;
+  /**
+   * The time source and timers of every deadline of the connection (command, queue, connect,
+   * reconnect, drain, close).
+   * @default {systemClock}
+   */
+  clock?: Clock;
   /** A name used in log lines, e.g. "shared" or "pool#2". */
   label?: string;
-}
-
-/** @internal A command in a queue. */
-interface Pending {
-  args: RedisArgument[] | undefined;
-  /** The command name (first argument), kept for error messages after `args` is released. */
-  cmd: RedisArgument | undefined;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-  transform: Transform | undefined;
-  flags: number;
-  /** Send-to-reply timeout, ms; 0 = none. */
-  timeout: number;
-  /** Absolute deadline: for a queued command, its queue bound; for a written one, send + timeout. 0 = none. */
-  deadline: number;
-  /** true once rejected by a timeout or by close; its reply, if any, is discarded. */
-  done: boolean;
-  /** Approximate encoded size, counted only while offline. */
-  bytes: number;
-  /** Subscribe family: confirmation pushes still expected before the command is answered. */
-  pushes: number;
-}
-
-/** One socket with its decoder and the commands written to it, in order. */
-class Link {
-  readonly inflight: Deque<Pending> = new Deque<Pending>(256);
-  readonly decoder: RespDecoder;
-  closed = false;
-  ready = false;
-  lastDataAt = 0;
-  /** Commands with different timeouts were written: deadlines are not in order. */
-  mixed = false;
-  constructor(
-    readonly transport: Transport,
-    readonly endpoint: Endpoint,
-    onReply: (link: Link, value: RespValue) => void,
-    onPush: (link: Link, frame: RespValue[]) => void,
-  ) {
-    this.decoder = new RespDecoder({
-      onReply: (value) => onReply(this, value),
-      onPush: (frame) => onPush(this, frame),
-    });
-  }
 }
 
 const STATE_IDLE = 0;
@@ -211,6 +183,13 @@ const STATE_READY = 2;
 const STATE_WAITING = 3; // between reconnect attempts
 const STATE_CLOSING = 4;
 const STATE_CLOSED = 5;
+
+/** The default of `closeTimeout`, ms. */
+export const DEFAULT_CLOSE_TIMEOUT = 3000;
+/** The connect bound of a handoff's replacement when no connect timeout applies, ms. */
+const HANDOFF_CONNECT_MS = 10_000;
+/** Delay before commands refused with LOADING are sent again, ms. */
+const LOADING_RETRY_MS = 100;
 
 const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
 const CONFIRM_KINDS = new Set(["subscribe", "psubscribe", "ssubscribe"]);
@@ -228,16 +207,18 @@ const PUBSUB_KINDS = new Set([
   "pong",
 ]);
 
-// Pending entries are recycled: under a burst, 100 000 short-lived objects promoted to the old
-// generation cost more in GC than the rest of the client together.
-const POOL_MAX = 65_536;
-const pool: Pending[] = [];
-const noop = (): void => {};
-let capturedResolve: ((value: unknown) => void) | undefined;
-let capturedReject: ((error: Error) => void) | undefined;
-function captureResolvers(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
+/** The same error, marked as never written (commands that never left the queue). */
+function asUnwritten(e: Error): Error {
+  if (!(e instanceof ConnectionError || e instanceof TimeoutError || e instanceof ClosedError)) {
+    return e;
+  }
+  if (!e.written) return e;
+  const o = { cause: e.cause, written: false };
+  return e instanceof TimeoutError
+    ? new TimeoutError(e.message, o)
+    : e instanceof ClosedError
+    ? new ClosedError(e.message, o)
+    : new ConnectionError(e.message, o);
 }
 
 function commandName(args: RedisArgument[] | undefined): string {
@@ -249,10 +230,30 @@ function nameOf(a: RedisArgument | undefined): string {
   return typeof a === "string" ? a.toUpperCase() : typeof a === "number" ? String(a) : "?";
 }
 
-function approxBytes(args: RedisArgument[]): number {
-  let n = 16;
+const NON_ASCII = /[\u0080-\uffff]/;
+
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+/**
+ * The RESP-encoded size of a command: exact for byte and ASCII arguments, an upper bound (3
+ * bytes per UTF-16 unit) for other strings.
+ */
+export function encodedBytes(args: RedisArgument[]): number {
+  let n = 3 + digits(args.length);
   for (const a of args) {
-    n += 16 + (typeof a === "string" ? a.length * 3 : typeof a === "number" ? 20 : a.length);
+    const len = typeof a === "string"
+      ? (NON_ASCII.test(a) ? a.length * 3 : a.length)
+      : typeof a === "number"
+      ? String(a).length
+      : a.length;
+    n += 5 + digits(len) + len;
   }
   return n;
 }
@@ -272,7 +273,7 @@ function approxBytes(args: RedisArgument[]): number {
  */
 export class Connection {
   readonly #o: ConnectionOptions;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #encoder = new RespEncoder(16 * 1024);
   /** Commands waiting to be written, in order. */
   readonly #unsent = new Deque<Pending>(256);
@@ -284,9 +285,20 @@ export class Connection {
   #flushScheduled = false;
   #blocked = false; // transport above its high-water mark
   #hold = false; // handoff in progress: keep new work in the backlog
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #loading = false; // the server answered LOADING: hold new work, retry what it refused
+  /** Commands the server refused with LOADING (not applied), to be sent again in order. */
+  readonly #retry = new Deque<Pending>(16);
+  #loadingTimer: TimerId | undefined;
+  /** The clock reading shared by the commands of one `sendAll` (0 outside it). */
+  #groupAt = 0;
+  #closing: Promise<void> | undefined;
+  #closeTimer: TimerId | undefined;
+  /** A handoff target that could not be reached: new sockets stay on the configured endpoint. */
+  #unreachable: Endpoint | undefined;
+  #probes = 0;
+  #timer: TimerId | undefined;
   #timerAt = 0;
-  #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  #reconnectTimer: TimerId | undefined;
   #attempt = 0;
   #everReady = false;
   #lastError: Error | undefined;
@@ -309,7 +321,7 @@ export class Connection {
    */
   constructor(options: ConnectionOptions) {
     this.#o = options;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? (options.now ? clockWithNow(options.now) : systemClock);
     this.#endpoint = options.endpoint;
     this.#label = options.label ?? "connection";
   }
@@ -368,7 +380,7 @@ export class Connection {
     }
     if (this.#connectPromise) return this.#connectPromise;
     if (this.#state === STATE_WAITING) {
-      stopTimer(this.#reconnectTimer);
+      this.#clock.clearTimer(this.#reconnectTimer);
       this.#reconnectTimer = undefined;
     }
     this.#connectPromise = this.#open().finally(() => {
@@ -382,7 +394,8 @@ export class Connection {
    *
    * @param args The command and its arguments.
    * @param transform Converts the reply.
-   * @param flags `FLAG_*` bits.
+   * @param flags `FLAG_*` bits; with `FLAG_RAW` the commands that change the connection's state
+   *   for every caller are refused (see `reservedCommandError`).
    * @param timeout Send-to-reply timeout in ms (0 = none); the configured one when undefined.
    * @returns The transformed reply; rejects with `ReplyError`, `TimeoutError`, `ConnectionError` or `ClosedError`.
    */
@@ -392,18 +405,24 @@ export class Connection {
     flags: number,
     timeout?: number,
   ): Promise<unknown> {
-    const refused = this.#refuse(args, 1, args.length === 0 ? 0 : -1);
+    let refused = this.#refuse(args, flags);
+    let bytes = 0;
+    if (refused === undefined && this.#queueing) {
+      bytes = encodedBytes(args);
+      refused = this.#full(args, 1, bytes);
+    }
     if (refused !== undefined) {
       return (flags & FLAG_ERRORS_AS_VALUES) !== 0
         ? Promise.resolve(refused)
         : Promise.reject(refused);
     }
-    return this.#push(args, transform, flags, timeout);
+    return this.#push(args, transform, flags, timeout, bytes);
   }
 
   /**
    * Sends several commands back to back (a transaction): either every one is queued, or none is
-   * and each promise rejects with the same error.
+   * and each promise rejects with the same error. While no socket takes them, the commands share
+   * one deadline: they expire, or are written, together.
    *
    * @param commands The commands, in order.
    * @returns One promise per command.
@@ -411,33 +430,50 @@ export class Connection {
   sendAll(
     commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
   ): Promise<unknown>[] {
-    let bytes = 0;
     let refused: Error | undefined;
-    if (this.#queueing) {
-      for (const c of commands) bytes += approxBytes(c.args);
-    }
     for (const c of commands) {
-      refused ??= this.#refuse(c.args, commands.length, bytes);
+      refused ??= this.#refuse(c.args, c.flags);
+    }
+    let sizes: number[] | undefined;
+    if (refused === undefined && this.#queueing && commands.length > 0) {
+      let total = 0;
+      sizes = commands.map((c) => {
+        const n = encodedBytes(c.args);
+        total += n;
+        return n;
+      });
+      refused = this.#full(commands[0]!.args, commands.length, total);
     }
     if (refused !== undefined) {
       const e = refused;
       return commands.map(() => Promise.reject(e));
     }
     const last = commands.length - 1;
-    return commands.map((c, i) =>
-      this.#push(c.args, c.transform, i < last ? c.flags | FLAG_GROUP : c.flags, undefined)
-    );
+    // One clock reading for the whole group: one offline deadline.
+    this.#groupAt = this.#clock.now();
+    try {
+      return commands.map((c, i) =>
+        this.#push(
+          c.args,
+          c.transform,
+          (i < last ? c.flags | FLAG_GROUP : c.flags) | FLAG_TRANSACTION,
+          undefined,
+          sizes?.[i] ?? 0,
+        )
+      );
+    } finally {
+      this.#groupAt = 0;
+    }
   }
 
-  /**
-   * Why `count` commands (`bytes` in all, -1 to compute for `args`) cannot be queued now, if so.
-   */
-  #refuse(args: RedisArgument[], count: number, bytes: number): Error | undefined {
+  /** Why a command cannot be sent at all (closed, bad arguments, reserved), if so. */
+  #refuse(args: RedisArgument[], flags: number): Error | undefined {
     if (this.#state >= STATE_CLOSING) {
       return new ClosedError(
         `Cannot send "${commandName(args)}": the connection to "${
           formatEndpoint(this.endpoint)
         }" is closed`,
+        { written: false },
       );
     }
     for (let i = 0; i < args.length; i++) {
@@ -451,23 +487,28 @@ export class Connection {
       }
     }
     if (args.length === 0) return new TypeError("Cannot send an empty command");
-    if (!this.#queueing) return undefined;
-    if (this.#unsent.length + count > this.#o.maxQueueLength) {
-      return new ConnectionError(
-        `Cannot queue "${commandName(args)}": ${this.#unsent.length} commands already wait for "${
-          formatEndpoint(this.endpoint)
-        }" (maxQueueLength)`,
-      );
-    }
-    if (bytes < 0) bytes = approxBytes(args);
-    if (this.#unsentBytes + bytes > this.#o.maxQueueBytes) {
-      return new ConnectionError(
-        `Cannot queue "${commandName(args)}": ${this.#unsentBytes} bytes already wait for "${
-          formatEndpoint(this.endpoint)
-        }" (maxQueueBytes)`,
-      );
-    }
+    if ((flags & FLAG_RAW) !== 0) return reservedCommandError(args);
     return undefined;
+  }
+
+  /**
+   * Why `count` more commands (`bytes` encoded) cannot wait in the queue now, if so. A refused
+   * command still starts the lazy connect, so a client bounded to nothing still connects.
+   */
+  #full(args: RedisArgument[], count: number, bytes: number): Error | undefined {
+    let why: string | undefined;
+    if (this.#unsent.length + this.#retry.length + count > this.#o.maxQueueLength) {
+      why = `${this.#unsent.length} commands already wait for "${
+        formatEndpoint(this.endpoint)
+      }" (maxQueueLength ${this.#o.maxQueueLength})`;
+    } else if (this.#unsentBytes + bytes > this.#o.maxQueueBytes) {
+      why = `${bytes} bytes, and ${this.#unsentBytes} bytes already wait for "${
+        formatEndpoint(this.endpoint)
+      }" (maxQueueBytes ${this.#o.maxQueueBytes})`;
+    }
+    if (why === undefined) return undefined;
+    if (this.#state === STATE_IDLE) this.connect().catch(noop);
+    return new ConnectionError(`Cannot queue "${commandName(args)}": ${why}`, { written: false });
   }
 
   #push(
@@ -475,41 +516,21 @@ export class Connection {
     transform: Transform | undefined,
     flags: number,
     timeout: number | undefined,
+    bytes: number,
   ): Promise<unknown> {
     const offline = this.#state !== STATE_READY;
-    const bytes = this.#queueing ? approxBytes(args) : 0;
     const pushes = (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0;
     // One shared executor: no closure or context is allocated per command.
     const promise = new Promise<unknown>(captureResolvers);
-    let p = pool.pop();
-    const reject = (flags & FLAG_ERRORS_AS_VALUES) !== 0 ? capturedResolve! : capturedReject!;
-    if (p === undefined) {
-      p = {
-        args,
-        cmd: args[0],
-        resolve: capturedResolve!,
-        reject,
-        transform,
-        flags,
-        timeout: timeout ?? this.#o.commandTimeout,
-        deadline: 0,
-        done: false,
-        bytes,
-        pushes,
-      };
-    } else {
-      p.args = args;
-      p.cmd = args[0];
-      p.resolve = capturedResolve!;
-      p.reject = reject;
-      p.transform = transform;
-      p.flags = flags;
-      p.timeout = timeout ?? this.#o.commandTimeout;
-      p.deadline = 0;
-      p.done = false;
-      p.bytes = bytes;
-      p.pushes = pushes;
-    }
+    const p = acquirePending(
+      args,
+      transform,
+      flags,
+      timeout ?? this.#o.commandTimeout,
+      bytes,
+      pushes,
+      (flags & FLAG_ERRORS_AS_VALUES) !== 0,
+    );
     this.#enqueue(p, offline);
     return promise;
   }
@@ -526,27 +547,36 @@ export class Connection {
 
   /**
    * Whether new commands wait in the queue rather than leave with the next write (no socket, a
-   * full socket, a handoff's hold): then the queue bounds apply.
+   * full socket, a handoff's hold, a server loading its data set): then the queue bounds apply.
    */
   get #queueing(): boolean {
-    return this.#state !== STATE_READY || this.#blocked || this.#hold;
+    return this.#state !== STATE_READY || this.#blocked || this.#hold || this.#loading;
   }
 
   #enqueue(p: Pending, offline: boolean): void {
     if (offline) {
       if (p.timeout > 0) {
         // A queued command waits at most its own timeout for a socket.
-        p.deadline = this.#now() + Math.max(p.timeout, this.#o.connectTimeout);
+        p.deadline = (this.#groupAt || this.#clock.now()) +
+          Math.max(p.timeout, this.#o.connectTimeout);
         this.#armTimer(p.deadline);
       }
       this.#unsentBytes += p.bytes;
       this.#unsent.push(p);
-      if (this.#state === STATE_IDLE) this.connect().catch(() => {});
+      if (this.#state === STATE_IDLE) this.connect().catch(noop);
       return;
     }
     this.#unsentBytes += p.bytes;
     this.#unsent.push(p);
-    if (!this.#flushScheduled && !this.#hold && !this.#blocked) {
+    if (this.#blocked || this.#loading) {
+      // Behind a full socket or a loading server a command waits at most its own timeout.
+      if (p.timeout > 0) {
+        p.deadline = (this.#groupAt || this.#clock.now()) + p.timeout;
+        if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
+      }
+      return;
+    }
+    if (!this.#flushScheduled && !this.#hold) {
       this.#flushScheduled = true;
       queueMicrotask(this.#flushCb);
     }
@@ -556,17 +586,26 @@ export class Connection {
   #flush(): void {
     this.#flushScheduled = false;
     const link = this.#link;
-    if (!link || !link.ready || this.#hold || this.#blocked || this.#unsent.length === 0) return;
+    if (
+      !link || !link.ready || this.#hold || this.#blocked || this.#loading ||
+      this.#unsent.length === 0
+    ) return;
     const enc = this.#encoder;
-    const now = this.#now();
+    const now = this.#clock.now();
     const policy = this.#policy;
     const inflight = link.inflight;
     const wasEmpty = inflight.length === 0;
     let p: Pending | undefined;
+    // A transaction one of whose commands expired is dropped whole: never a tail without MULTI.
+    let broken = false;
     while ((p = this.#unsent.shift()) !== undefined) {
-      if (p.done) continue;
+      this.#unsentBytes -= p.bytes;
+      if (p.done || broken) {
+        if (!p.done) this.#expireQueued(p, "the rest of its transaction expired");
+        broken = (p.flags & FLAG_GROUP) !== 0;
+        continue;
+      }
       enc.writeCommand(p.args!);
-      p.args = undefined;
       if ((p.flags & FLAG_NO_REPLY) !== 0) {
         p.done = true;
         p.resolve(undefined);
@@ -589,11 +628,15 @@ export class Connection {
       // a transaction: a socket lost between its writes would run the rest outside MULTI).
       if (enc.length >= 4 * 1024 * 1024 && (p.flags & FLAG_GROUP) === 0) break;
     }
-    this.#unsentBytes = 0;
+    if (this.#unsent.length === 0) this.#unsentBytes = 0;
     if (wasEmpty) this.#updateBinary(link);
     if (enc.length > 0) {
       const ok = link.transport.write(enc.take());
-      if (!ok) this.#blocked = true;
+      if (!ok) {
+        this.#blocked = true;
+        // What still waits behind the full socket gets its deadline.
+        this.#boundUnsent(false);
+      }
     }
     if (this.#unsent.length > 0 && !this.#blocked && !this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -613,32 +656,31 @@ export class Connection {
     }
     const p = link.inflight.shift();
     if (p === undefined) {
-      this.#fail(
-        link,
-        new ProtocolError(
-          `Cannot match a reply from "${
-            formatEndpoint(link.endpoint)
-          }": no command is waiting for it`,
-        ),
-      );
+      this.#unsolicited(link);
       return;
     }
     const next = link.inflight.peek();
     if (next !== undefined) {
       link.decoder.binary = (next.flags & FLAG_BINARY) !== 0;
-    } else if (link.decoder.binary) link.decoder.binary = false;
+    } else {
+      if (link.decoder.binary) link.decoder.binary = false;
+      if (link.drained !== undefined) link.wakeDrained();
+    }
     if (link !== this.#link || this.#state === STATE_CLOSING) this.#afterReply(link);
-    if (p.done) return; // timed out earlier: its late reply is discarded
-    p.done = true;
-    const { resolve, reject, transform } = p;
-    p.resolve = p.reject = noop;
-    p.transform = undefined;
-    p.cmd = undefined;
-    if (pool.length < POOL_MAX) pool.push(p);
+    if (p.done) return; // timed out earlier: its late reply is discarded (and proves no liveness)
+    link.replies++;
     if (value instanceof ReplyError) {
+      // Refused while the server loads its data set: not applied, so sent again later.
+      if (value.prefix === "LOADING" && this.#retryLoading(link, p)) return;
+      p.done = true;
+      const reject = p.reject;
+      releasePending(p);
       reject(value);
       return;
     }
+    p.done = true;
+    const { resolve, reject, transform } = p;
+    releasePending(p);
     if (transform === undefined) {
       resolve(value);
       return;
@@ -651,6 +693,75 @@ export class Connection {
       return;
     }
     resolve(out);
+  }
+
+  /** A reply no command waits for: the stream is out of step; the socket is reset. */
+  #unsolicited(link: Link): void {
+    if (link.closed) return;
+    const err = new ProtocolError(
+      `Cannot match a reply from "${formatEndpoint(link.endpoint)}": no command is waiting for it`,
+    );
+    this.#o.logger.error(
+      `${this.#label}: unsolicited reply from "${
+        formatEndpoint(link.endpoint)
+      }", resetting the connection: ${err.message}`,
+    );
+    this.#o.hooks?.onError?.(err);
+    this.#fail(link, err);
+  }
+
+  /**
+   * Keeps a command the server refused with LOADING for another try, unless it belongs to a
+   * transaction, its deadline passed, or its socket is no longer the current one.
+   */
+  #retryLoading(link: Link, p: Pending): boolean {
+    if ((p.flags & (FLAG_TRANSACTION | FLAG_SUBSCRIBE)) !== 0 || p.args === undefined) return false;
+    if (link !== this.#link || this.#state !== STATE_READY) return false;
+    const now = this.#clock.now();
+    if (p.deadline !== 0) {
+      const left = p.deadline - now - LOADING_RETRY_MS;
+      if (left <= 0) return false;
+      // Sent again with what is left of its timeout.
+      p.timeout = left;
+    }
+    this.#retry.push(p);
+    if (!this.#loading) {
+      this.#loading = true;
+      this.#o.logger.debug(
+        `${this.#label}: "${
+          formatEndpoint(link.endpoint)
+        }" is loading its data set, holding commands`,
+      );
+    }
+    if (this.#loadingTimer === undefined) {
+      this.#loadingTimer = this.#clock.setTimer(this.#loadingCb, LOADING_RETRY_MS);
+    }
+    if (p.deadline !== 0 && (this.#timer === undefined || p.deadline < this.#timerAt)) {
+      this.#armTimer(p.deadline);
+    }
+    return true;
+  }
+
+  readonly #loadingCb = (): void => {
+    this.#loadingTimer = undefined;
+    this.#releaseRetry();
+  };
+
+  /** Puts the commands refused with LOADING back in front of the queue, in order, and flushes. */
+  #releaseRetry(): void {
+    this.#clock.clearTimer(this.#loadingTimer);
+    this.#loadingTimer = undefined;
+    this.#loading = false;
+    const r = this.#retry;
+    for (let i = r.length - 1; i >= 0; i--) {
+      const p = r.at(i)!;
+      if (!p.done) this.#unsent.unshift(p);
+    }
+    while (r.shift() !== undefined);
+    if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flushCb);
+    }
   }
 
   /** A retiring socket closes once drained; a closing connection finishes once idle. */
@@ -685,7 +796,10 @@ export class Connection {
         const expected = typeof head.cmd === "string" ? head.cmd.toLowerCase() : "";
         if (expected === k.toLowerCase() && --head.pushes === 0) {
           link.inflight.shift();
+          // A confirmation answers a command: it counts as a reply.
+          link.replies++;
           this.#updateBinary(link);
+          if (link.inflight.length === 0) link.wakeDrained();
           if (!head.done) {
             head.done = true;
             head.resolve(undefined);
@@ -701,7 +815,7 @@ export class Connection {
   }
 
   #onData(link: Link, chunk: Uint8Array): void {
-    link.lastDataAt = this.#now();
+    const replies = link.replies;
     try {
       link.decoder.feed(chunk);
     } catch (e) {
@@ -717,7 +831,10 @@ export class Connection {
       );
       this.#o.hooks?.onError?.(err);
       this.#fail(link, err);
+      return;
     }
+    // Liveness is judged by replies to commands: pushes (pub/sub messages) do not count.
+    if (link.replies !== replies) link.lastReplyAt = this.#clock.now();
   }
 
   /** Closes a socket because of a fault; its in-flight commands fail with `error`. */
@@ -725,6 +842,7 @@ export class Connection {
     if (link.closed) return;
     link.closed = true;
     this.#rejectInflight(link, error);
+    link.wakeDrained();
     link.transport.close();
     this.#afterLinkLost(link, error);
   }
@@ -735,7 +853,8 @@ export class Connection {
       if (p.done) continue;
       p.done = true;
       p.reject(
-        error instanceof ConnectionError || error instanceof ProtocolError
+        error instanceof ConnectionError || error instanceof ProtocolError ||
+          error instanceof ClosedError
           ? error
           : new ConnectionError(
             `Cannot get the reply to "${nameOf(p.cmd)}": the connection to "${
@@ -753,6 +872,7 @@ export class Connection {
       return;
     }
     link.closed = true;
+    link.wakeDrained();
     const lost = new ConnectionError(
       `Cannot get the reply: the connection to "${formatEndpoint(link.endpoint)}" was closed${
         error ? `: ${error.message}` : ""
@@ -786,16 +906,49 @@ export class Connection {
     }
   }
 
-  /** Commands queued while connected get the offline bound once the socket is gone. */
-  #boundUnsent(): void {
-    const now = this.#now();
+  /**
+   * Commands queued while connected get a deadline once they cannot leave: the offline bound
+   * when the socket is gone, their own timeout behind a full socket.
+   */
+  #boundUnsent(offline = true): void {
+    const now = this.#clock.now();
     const u = this.#unsent;
+    let groupDeadline = 0;
     for (let i = 0; i < u.length; i++) {
       const p = u.at(i)!;
-      if (p.done || p.deadline !== 0 || p.timeout === 0) continue;
-      p.deadline = now + Math.max(p.timeout, this.#o.connectTimeout);
+      if (p.done || p.deadline !== 0 || p.timeout === 0) {
+        groupDeadline = (p.flags & FLAG_GROUP) !== 0 ? groupDeadline : 0;
+        continue;
+      }
+      // The commands of one transaction share the deadline of its first command.
+      p.deadline = groupDeadline ||
+        now + (offline ? Math.max(p.timeout, this.#o.connectTimeout) : p.timeout);
+      groupDeadline = (p.flags & FLAG_GROUP) !== 0 ? p.deadline : 0;
       if (this.#timer === undefined || p.deadline < this.#timerAt) this.#armTimer(p.deadline);
     }
+  }
+
+  /** Rejects a command that never left the queue with a TimeoutError saying why. */
+  #expireQueued(p: Pending, why?: string): void {
+    p.done = true;
+    const waited = this.#state === STATE_READY
+      ? p.timeout
+      : Math.max(p.timeout, this.#o.connectTimeout);
+    const where = formatEndpoint(this.endpoint);
+    const reason = why ??
+      (this.#state !== STATE_READY
+        ? `no connection to "${where}"${this.#lastError ? ` (${this.#lastError.message})` : ""}`
+        : this.#loading
+        ? `"${where}" is loading its data set`
+        : this.#blocked
+        ? `the socket to "${where}" is full (the server does not read)`
+        : `the connection to "${where}" is being replaced`);
+    p.reject(
+      new TimeoutError(
+        `Command "${nameOf(p.cmd)}" was not sent within ${waited} ms: ${reason}`,
+        { written: false },
+      ),
+    );
   }
 
   #scheduleReconnect(error: Error | undefined): void {
@@ -813,7 +966,7 @@ export class Connection {
     const delay = this.#attempt === 0 ? 0 : backoffDelay(this.#attempt - 1, this.#o.reconnect);
     this.#attempt++;
     this.#o.hooks?.onReconnecting?.(delay, this.#attempt, error);
-    this.#reconnectTimer = startTimer(() => {
+    this.#reconnectTimer = this.#clock.setTimer(() => {
       this.#reconnectTimer = undefined;
       if (this.#state !== STATE_WAITING) return;
       this.connect().catch(() => {});
@@ -823,8 +976,17 @@ export class Connection {
   async #open(): Promise<void> {
     this.#state = STATE_CONNECTING;
     const endpoint = this.#target();
+    const moved = !sameEndpoint(endpoint, this.#endpoint);
     try {
-      const link = await this.#openLink(endpoint);
+      const ct = this.#connectTimeout(endpoint);
+      // A maintenance target is always dialled with a bound; one that fails is not dialled again.
+      const link = await this.#openLink(
+        endpoint,
+        moved ? ct || this.#o.connectTimeout || HANDOFF_CONNECT_MS : ct,
+      ).catch((e) => {
+        if (moved) this.#unreachable = endpoint;
+        throw e;
+      });
       if (this.#state >= STATE_CLOSING) {
         link.closed = true;
         link.transport.close();
@@ -859,6 +1021,9 @@ export class Connection {
     this.#state = STATE_READY;
     this.#everReady = true;
     this.#attempt = 0;
+    link.lastReplyAt = this.#clock.now();
+    // Commands a loading server refused on the previous socket go first.
+    if (this.#retry.length > 0 || this.#loading) this.#releaseRetry();
     this.#o.hooks?.onReady?.(link.endpoint);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -867,13 +1032,13 @@ export class Connection {
   }
 
   /** Opens a socket to `endpoint` and runs the handshake on it. */
-  #openLink(endpoint: Endpoint, connectTimeout = this.#connectTimeout()): Promise<Link> {
+  #openLink(endpoint: Endpoint, connectTimeout = this.#connectTimeout(endpoint)): Promise<Link> {
     const name = formatEndpoint(endpoint);
     return new Promise<Link>((resolve, reject) => {
       let settled = false;
       let link: Link | undefined;
       const timer = connectTimeout > 0
-        ? startTimer(() => {
+        ? this.#clock.setTimer(() => {
           if (settled) return;
           settled = true;
           if (link) {
@@ -881,7 +1046,9 @@ export class Connection {
             link.transport.close();
           }
           reject(
-            new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`),
+            new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`, {
+              written: false,
+            }),
           );
         }, connectTimeout)
         : undefined;
@@ -889,7 +1056,7 @@ export class Connection {
         if (settled) return;
         settled = true;
         this.#opening.delete(fail);
-        stopTimer(timer);
+        this.#clock.clearTimer(timer);
         if (link && !link.closed) {
           link.closed = true;
           link.transport.close();
@@ -926,9 +1093,9 @@ export class Connection {
                 fail(
                   new ConnectionError(
                     `Cannot connect to "${name}": the connection closed during the handshake${
-                      err ? `: ${err.message}` : ""
+                      err ? `: ${describeTransportError(err)}` : ""
                     }`,
-                    { cause: err },
+                    { cause: err, written: false },
                   ),
                 );
                 return;
@@ -941,18 +1108,27 @@ export class Connection {
             if (settled) return;
             if (l.closed) {
               // A fault right after the handshake's replies (in the same chunk) closed it.
-              fail(new ConnectionError(`Cannot connect to "${name}": the connection was reset`));
+              fail(
+                new ConnectionError(`Cannot connect to "${name}": the connection was reset`, {
+                  written: false,
+                }),
+              );
               return;
             }
             settled = true;
             this.#opening.delete(fail);
-            stopTimer(timer);
+            this.#clock.clearTimer(timer);
             l.ready = true;
             resolve(l);
           }, fail);
         },
         (e: Error) =>
-          fail(new ConnectionError(`Cannot connect to "${name}": ${e.message}`, { cause: e })),
+          fail(
+            new ConnectionError(`Cannot connect to "${name}": ${describeTransportError(e)}`, {
+              cause: e,
+              written: false,
+            }),
+          ),
       );
     });
   }
@@ -961,74 +1137,17 @@ export class Connection {
   #handshake(link: Link): Promise<void> {
     const o = this.#o;
     const name = formatEndpoint(link.endpoint);
-    const steps: HandshakeStep[] = [];
-    // A server that does not know a command echoes its arguments: never pass the password on.
-    const redact = (e: ReplyError): ReplyError => {
-      const pw = o.password;
-      if (pw === undefined || pw === "" || !e.message.includes(pw)) return e;
-      return new ReplyError(e.message.split(pw).join("<password>"));
-    };
-    const authFail = (v: RespValue) => {
-      if (v instanceof ReplyError) {
-        const r = redact(v);
-        throw new ConnectionError(`Cannot authenticate to "${name}": ${r.message}`, { cause: r });
-      }
-    };
-    if (o.protocol === 3) {
-      const hello: RedisArgument[] = ["HELLO", "3"];
-      if (o.password !== undefined) hello.push("AUTH", o.username ?? "default", o.password);
-      if (o.clientName) hello.push("SETNAME", o.clientName);
-      steps.push({
-        args: hello,
-        onReply: (v) => {
-          if (!(v instanceof ReplyError)) return;
-          if (v.prefix === "NOPROTO" || /unknown command/i.test(v.message)) {
-            const r = redact(v);
-            throw new ConnectionError(
-              `Cannot use RESP3 with "${name}": ${r.message} (set protocol: 2)`,
-              { cause: r },
-            );
-          }
-          authFail(v);
-        },
-      });
-    } else {
-      if (o.password !== undefined) {
-        steps.push({
-          args: o.username !== undefined ? ["AUTH", o.username, o.password] : ["AUTH", o.password],
-          onReply: authFail,
-        });
-      }
-      if (o.clientName) steps.push({ args: ["CLIENT", "SETNAME", o.clientName] });
-    }
-    if (o.libName) {
-      steps.push({ args: ["CLIENT", "SETINFO", "LIB-NAME", o.libName], onReply: () => {} });
-      if (o.libVersion) {
-        steps.push({ args: ["CLIENT", "SETINFO", "LIB-VER", o.libVersion], onReply: () => {} });
-      }
-    }
+    let steps: HandshakeStep[];
     try {
-      const extra = o.hooks?.handshake?.(link.transport, o.protocol);
-      if (extra) steps.push(...extra);
+      steps = planHandshake(
+        o,
+        name,
+        o.hooks?.handshake?.(link.transport, o.protocol),
+        o.hooks?.session?.(),
+      );
     } catch (e) {
       return Promise.reject(e);
     }
-    if (o.db !== 0) {
-      steps.push({
-        args: ["SELECT", o.db],
-        onReply: (v) => {
-          if (v instanceof ReplyError) {
-            throw new ConnectionError(`Cannot select database ${o.db} on "${name}": ${v.message}`, {
-              cause: v,
-            });
-          }
-        },
-      });
-    }
-    // Session state (subscriptions, tracking) is restored before the socket takes any work;
-    // subscriptions count as restored once every confirmation arrived.
-    const session = o.hooks?.session?.();
-    if (session && session.length > 0) steps.push(...session);
     return new Promise<void>((resolve, reject) => {
       let left = steps.length;
       let failed = false;
@@ -1063,10 +1182,10 @@ export class Connection {
             reject(
               e instanceof ReplyError
                 ? new ConnectionError(
-                  `Cannot set up the connection to "${name}": ${commandName(step.args)} failed: ${
-                    redact(e).message
-                  }`,
-                  { cause: redact(e) },
+                  `Cannot set up the connection to "${name}": ${
+                    commandName(step.args)
+                  } failed: ${e.message}`,
+                  { cause: e, written: false },
                 )
                 : e,
             );
@@ -1084,34 +1203,46 @@ export class Connection {
     });
   }
 
+  /** Rejects every command still waiting to be written (and those held for a LOADING retry). */
   #rejectUnsent(error: Error): void {
+    const e = asUnwritten(error);
     let p: Pending | undefined;
+    while ((p = this.#retry.shift()) !== undefined) {
+      if (p.done) continue;
+      p.done = true;
+      p.reject(e);
+    }
+    this.#clock.clearTimer(this.#loadingTimer);
+    this.#loadingTimer = undefined;
+    this.#loading = false;
     while ((p = this.#unsent.shift()) !== undefined) {
       if (p.done) continue;
       p.done = true;
-      p.reject(error);
+      p.reject(e);
     }
     this.#unsentBytes = 0;
   }
 
   #armTimer(at: number): void {
     if (this.#timer !== undefined && this.#timerAt <= at) return;
-    if (this.#timer !== undefined) stopTimer(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
     this.#timerAt = at;
-    this.#timer = startTimer(this.#timerCb, Math.max(0, at - this.#now()));
+    this.#timer = this.#clock.setTimer(this.#timerCb, Math.max(0, at - this.#clock.now()));
   }
 
   #onTimer(): void {
     this.#timer = undefined;
-    const now = this.#now();
+    const now = this.#clock.now();
     let next = Infinity;
-    const scan = (link: Link) => {
+    const scan = (link: Link): void => {
       const q = link.inflight;
+      let timedOut = false;
       for (let i = 0; i < q.length; i++) {
         const p = q.at(i)!;
         if (p.done || p.deadline === 0) continue;
         if (p.deadline <= now) {
           p.done = true;
+          timedOut = true;
           p.reject(
             new TimeoutError(
               `Command "${nameOf(p.cmd)}" timed out after ${p.timeout} ms on "${
@@ -1125,16 +1256,21 @@ export class Connection {
           if (!link.mixed) break;
         }
       }
-      // A socket that answers nothing at all while commands time out is dead.
+      if (link.closed) return;
+      // After a timeout, check that replies still match their commands: a marker whose reply
+      // is known is written behind the unanswered ones.
+      if (timedOut && link === this.#link) this.#writeProbe(link);
+      // A socket that answers no command in time while commands time out is dead: pushes (pub/sub
+      // messages) and late replies do not keep it alive.
       const head = q.peek();
-      if (head && head.done && link.ready && !link.closed) {
-        const silentFor = now - link.lastDataAt;
+      if (head && head.done && link.ready && head.deadline !== 0) {
+        const silentFor = now - link.lastReplyAt;
         const limit = Math.max(this.#o.commandTimeout, 1000) * 2;
-        if (silentFor >= limit && head.deadline !== 0) {
+        if (silentFor >= limit) {
           this.#o.logger.warn(
             `${this.#label}: "${
               formatEndpoint(link.endpoint)
-            }" answered nothing for ${silentFor} ms, replacing the connection`,
+            }" answered no command for ${silentFor} ms, replacing the connection`,
           );
           this.#fail(
             link,
@@ -1143,28 +1279,40 @@ export class Connection {
             ),
           );
           return;
-        } else if (head.deadline !== 0) {
-          next = Math.min(next, link.lastDataAt + limit);
         }
+        next = Math.min(next, link.lastReplyAt + limit);
       }
     };
     if (this.#link) scan(this.#link);
-    for (const l of this.#retiring) scan(l);
-    // Queued commands waiting for a socket.
+    for (const l of [...this.#retiring]) scan(l);
+    // Commands waiting for a socket, for a full socket to drain, or for a loading server.
+    const waiting = this.#state !== STATE_READY || this.#hold || this.#blocked || this.#loading;
     const u = this.#unsent;
-    for (let i = 0; i < u.length; i++) {
+    for (let i = 0; waiting && i < u.length; i++) {
       const p = u.at(i)!;
       if (p.done || p.deadline === 0) continue;
-      if (this.#state === STATE_READY && !this.#hold) break;
+      if (p.deadline <= now) {
+        this.#expireQueued(p);
+        // A transaction expires whole.
+        while ((p.flags & FLAG_GROUP) !== 0 && i + 1 < u.length) {
+          const q = u.at(++i)!;
+          if (!q.done) this.#expireQueued(q, "another command of its transaction expired");
+          if ((q.flags & FLAG_GROUP) === 0) break;
+        }
+      } else if (p.deadline < next) next = p.deadline;
+    }
+    const r = this.#retry;
+    for (let i = 0; i < r.length; i++) {
+      const p = r.at(i)!;
+      if (p.done || p.deadline === 0) continue;
       if (p.deadline <= now) {
         p.done = true;
         p.reject(
           new TimeoutError(
-            `Command "${nameOf(p.cmd)}" was not sent within ${
-              Math.max(p.timeout, this.#o.connectTimeout)
-            } ms: no connection to "${formatEndpoint(this.endpoint)}"${
-              this.#lastError ? ` (${this.#lastError.message})` : ""
-            }`,
+            `Command "${nameOf(p.cmd)}" was not applied within its timeout: "${
+              formatEndpoint(this.endpoint)
+            }" is loading its data set`,
+            { written: false },
           ),
         );
       } else if (p.deadline < next) next = p.deadline;
@@ -1172,15 +1320,65 @@ export class Connection {
     if (next !== Infinity && this.#state < STATE_CLOSED) this.#armTimer(next);
   }
 
+  /**
+   * Writes `ECHO <token>` behind the commands in flight. Replies come in order, so the reply in
+   * its place must be the token: anything else means replies no longer match their commands
+   * (a reply was lost or is extra), and the socket is replaced.
+   */
+  #writeProbe(link: Link): void {
+    if (link.probe !== undefined || this.#o.subscriber || !link.ready || this.#hold) return;
+    const token = `edge-redis-check:${++this.#probes}`;
+    link.probe = token;
+    const settle = (v: unknown): void => {
+      if (link.probe === token) link.probe = undefined;
+      if (v === token || v instanceof Error || link.closed) return;
+      const err = new ProtocolError(
+        `Cannot match the replies from "${
+          formatEndpoint(link.endpoint)
+        }" to their commands: the replies are out of step`,
+      );
+      this.#o.logger.error(`${this.#label}: ${err.message}, resetting the connection`);
+      this.#o.hooks?.onError?.(err);
+      this.#fail(link, err);
+    };
+    const t = Math.max(this.#o.commandTimeout, 1000);
+    const args: RedisArgument[] = ["ECHO", token];
+    this.#encoder.writeCommand(args);
+    link.inflight.push({
+      args: undefined,
+      cmd: "ECHO",
+      resolve: settle,
+      reject: settle,
+      transform: undefined,
+      flags: 0,
+      timeout: t,
+      deadline: this.#clock.now() + t,
+      done: false,
+      bytes: 0,
+      pushes: 0,
+    });
+    link.mixed = true;
+    link.transport.write(this.#encoder.take());
+  }
+
   // ---- handoff (maintenance MOVING) ----
 
   #target(): Endpoint {
-    return this.#o.hooks?.resolveEndpoint?.(this.#endpoint) ?? this.#endpoint;
+    const configured = this.#endpoint;
+    const t = this.#o.hooks?.resolveEndpoint?.(configured) ?? configured;
+    const bad = this.#unreachable;
+    if (bad !== undefined) {
+      // A handoff target that could not be reached: stay on the configured endpoint while the
+      // owner still points there; forget it once the owner points elsewhere.
+      if (sameEndpoint(t, bad)) return configured;
+      this.#unreachable = undefined;
+    }
+    return t;
   }
 
-  #connectTimeout(): number {
+  #connectTimeout(endpoint: Endpoint): number {
     const c = this.#o.connectTimeout;
-    return this.#o.hooks?.connectTimeout?.(c) ?? c;
+    return this.#o.hooks?.connectTimeout?.(c, endpoint) ?? c;
   }
 
   /**
@@ -1275,7 +1473,7 @@ export class Connection {
     }
     const old = this.#link;
     const from = this.endpoint;
-    const start = this.#now();
+    const start = this.#clock.now();
     if (!old || this.#state !== STATE_READY) {
       // Not connected: the next socket goes where resolveEndpoint says.
       return { from, to: target ?? this.#target(), drainMs: 0, held: 0, replaced: false };
@@ -1283,7 +1481,7 @@ export class Connection {
     this.#hold = true;
     try {
       await this.#waitDrained(old, drainCap);
-      const drainMs = this.#now() - start;
+      const drainMs = this.#clock.now() - start;
       const held = this.#unsent.length;
       const to = target ?? this.#target();
       if (this.#state !== STATE_READY || old.closed && this.#link !== old) {
@@ -1291,14 +1489,20 @@ export class Connection {
       }
       let link: Link;
       try {
-        link = await this.#openLink(to, this.#connectTimeout());
+        // Always bounded: a target that never answers must not hold the backlog forever.
+        link = await this.#openLink(
+          to,
+          this.#connectTimeout(to) || this.#o.connectTimeout || HANDOFF_CONNECT_MS,
+        );
       } catch (e) {
         this.#o.logger.warn(
           `${this.#label}: cannot open the replacement connection to "${formatEndpoint(to)}": ${
             (e as Error).message
-          }`,
+          }; staying on "${formatEndpoint(from)}"`,
         );
-        // Keep serving on the old socket until the server closes it.
+        // Keep serving on the old socket until the server closes it; later sockets go to the
+        // configured endpoint, not to the unreachable target.
+        if (!sameEndpoint(to, this.#endpoint)) this.#unreachable = to;
         return { from, to: from, drainMs, held, replaced: false };
       }
       if (this.#state !== STATE_READY && this.#state !== STATE_WAITING) {
@@ -1319,7 +1523,7 @@ export class Connection {
           }
         }
       }
-      stopTimer(this.#reconnectTimer);
+      this.#clock.clearTimer(this.#reconnectTimer);
       this.#reconnectTimer = undefined;
       this.#hold = false;
       this.#blocked = false;
@@ -1334,17 +1538,22 @@ export class Connection {
     }
   }
 
+  /** Resolves once `link` has no command in flight (or is closed), or after `cap` ms. */
   #waitDrained(link: Link, cap: number): Promise<void> {
+    if (link.closed || link.inflight.length === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const end = this.#now() + cap;
-      const check = () => {
-        if (link.closed || link.inflight.length === 0 || this.#now() >= end) {
-          resolve();
-          return;
-        }
-        startTimer(check, 1);
+      let timer: TimerId | undefined;
+      const done = (): void => {
+        this.#clock.clearTimer(timer);
+        resolve();
       };
-      check();
+      (link.drained ??= []).push(done);
+      timer = this.#clock.setTimer(() => {
+        timer = undefined;
+        const i = link.drained?.indexOf(done) ?? -1;
+        if (i !== -1) link.drained!.splice(i, 1);
+        resolve();
+      }, cap);
     });
   }
 
@@ -1352,30 +1561,52 @@ export class Connection {
 
   /**
    * Closes gracefully: new commands are refused, queued and in-flight ones complete (each within
-   * its own timeout), then the socket is closed.
+   * its own timeout), then the socket is closed. After `closeTimeout` ms whatever is still
+   * unanswered is rejected with `ClosedError` and the socket destroyed. Every call returns the
+   * same promise.
+   *
+   * @returns Resolves once closed.
    */
-  async close(): Promise<void> {
-    if (this.#state === STATE_CLOSED) return;
-    if (this.#state !== STATE_CLOSING) {
-      const wasReady = this.#state === STATE_READY;
+  close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    if (this.#state === STATE_CLOSED) return Promise.resolve();
+    const wasReady = this.#state === STATE_READY;
+    this.#state = STATE_CLOSING;
+    this.#clock.clearTimer(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+    if (!wasReady) {
+      this.#rejectUnsent(
+        new ClosedError("Cannot send the command: the client was closed", { written: false }),
+      );
+    } else if (this.#unsent.length > 0 || this.#retry.length > 0) {
+      // Write what is queued (a handoff's hold ends: the current socket takes it); the flush
+      // refuses while closing, so write directly.
+      this.#hold = false;
+      if (this.#loading) this.#releaseRetry();
+      this.#state = STATE_READY;
+      this.#flush();
       this.#state = STATE_CLOSING;
-      stopTimer(this.#reconnectTimer);
-      this.#reconnectTimer = undefined;
-      if (!wasReady) {
-        this.#rejectUnsent(new ClosedError("Cannot send the command: the client was closed"));
-      } else if (this.#unsent.length > 0) {
-        // Write what is queued (a handoff's hold ends: the current socket takes it); the flush
-        // refuses while closing, so write directly.
-        this.#hold = false;
-        this.#state = STATE_READY;
-        this.#flush();
-        this.#state = STATE_CLOSING;
-      }
     }
-    await new Promise<void>((resolve) => {
+    this.#closing = new Promise<void>((resolve) => {
       this.#closeWaiters.push(resolve);
-      this.#checkClosed();
     });
+    this.#checkClosed();
+    const bound = this.#o.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT;
+    if (this.#state !== STATE_CLOSED && bound > 0) {
+      this.#closeTimer = this.#clock.setTimer(() => {
+        this.#closeTimer = undefined;
+        if (this.#state === STATE_CLOSED) return;
+        this.#o.logger.debug(
+          `${this.#label}: ${this.inflightCount} replies still missing after closeTimeout (${bound} ms), destroying the connection`,
+        );
+        this.#destroy(
+          new ClosedError(
+            `Cannot get the reply: the connection was closed (closeTimeout ${bound} ms passed)`,
+          ),
+        );
+      }, bound);
+    }
+    return this.#closing;
   }
 
   #checkClosed(): void {
@@ -1403,10 +1634,13 @@ export class Connection {
     for (const abort of [...this.#opening]) {
       abort(new ClosedError("Cannot connect: the connection was closed"));
     }
-    stopTimer(this.#timer);
+    this.#clock.clearTimer(this.#timer);
     this.#timer = undefined;
-    stopTimer(this.#reconnectTimer);
+    this.#clock.clearTimer(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
+    this.#clock.clearTimer(this.#closeTimer);
+    this.#closeTimer = undefined;
+    link?.wakeDrained();
     this.#o.hooks?.onClose?.();
     for (const w of this.#closeWaiters.splice(0)) w();
   }
@@ -1427,5 +1661,13 @@ export class Connection {
     this.#rejectUnsent(error);
     if (this.#link) this.#rejectInflight(this.#link, error);
     this.#finishClose();
+  }
+
+  /**
+   * Milliseconds `close()` waits for the replies still due before destroying the connection.
+   * @internal
+   */
+  get closeTimeout(): number {
+    return this.#o.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT;
   }
 }

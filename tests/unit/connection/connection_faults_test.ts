@@ -1,14 +1,15 @@
-// Review: Connection bugs reproduced against in-memory transports. Each test states the
-// correct behaviour and fails on the code as reviewed. Every wait is bounded.
+// Connection under faults, against in-memory transports: close during a handoff hold, sockets
+// lost while full, late handoffs, mixed timeouts, transactions across a reconnect. Every wait
+// is bounded.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Connection, type ConnectionOptions } from "../../src/connection/connection.ts";
-import { RespDecoder } from "../../src/resp/decoder.ts";
-import { encodeValue } from "../../src/resp/encoder.ts";
-import type { RespValue } from "../../src/resp/types.ts";
-import type { ConnectOptions, Transport, TransportHandlers } from "../../src/transport/types.ts";
-import { silentLogger } from "../../src/logger.ts";
-import { RedisClient } from "../../mod.ts";
+import { Connection, type ConnectionOptions } from "../../../src/connection/connection.ts";
+import { RespDecoder } from "../../../src/resp/decoder.ts";
+import { encodeValue } from "../../../src/resp/encoder.ts";
+import type { RespValue } from "../../../src/resp/types.ts";
+import type { ConnectOptions, Transport, TransportHandlers } from "../../../src/transport/types.ts";
+import { silentLogger } from "../../../src/logger.ts";
+import { RedisClient } from "../../../mod.ts";
 
 /** What the peer does with one command: a value, raw bytes, or nothing (hang). */
 type Answer = (cmd: string[], t: MemTransport) => RespValue | Uint8Array | undefined;
@@ -92,7 +93,7 @@ async function within<T>(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const echo: Answer = (cmd) => cmd[0] === "ECHO" ? cmd[1] : "OK";
 
-describe("review: Connection", () => {
+describe("Connection under faults", () => {
   it("close() during a handoff hold settles the held commands and resolves", async () => {
     const transports: MemTransport[] = [];
     const conn = new Connection(options((o) => {

@@ -26,6 +26,7 @@ class FakeTransport implements Transport {
   readonly commands: string[][] = [];
   closed = false;
   #h?: TransportHandlers;
+  #lastAt = 0;
   readonly #decoder: RespDecoder;
   constructor(readonly endpoint: ConnectOptions, answer: Answer, delay: () => number) {
     this.remotePort = endpoint.port;
@@ -38,10 +39,12 @@ class FakeTransport implements Transport {
         const bytes = reply === "garbage"
           ? new TextEncoder().encode("?garbage\r\n")
           : encodeValue(reply, 3);
-        const d = delay();
+        // Replies leave in order, like a server's: never before an earlier one.
+        const at = Math.max(Date.now() + delay(), this.#lastAt);
+        this.#lastAt = at;
         setTimeout(() => {
           if (!this.closed) this.#h?.onData(bytes);
-        }, d);
+        }, Math.max(0, at - Date.now()));
       },
       onPush: () => {},
     });

@@ -1,12 +1,12 @@
-// Review: a second MOVING (new target) that arrives while the replacement socket to the first
-// target is still in its handshake must still move the shared connection to the new target.
+// Handoff retargeting: a second MOVING (new target) that arrives while the replacement socket to
+// the first target is still in its handshake still moves the shared connection to the new target.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { RedisClient } from "../../mod.ts";
-import { RespDecoder } from "../../src/resp/decoder.ts";
-import { encodeValue } from "../../src/resp/encoder.ts";
-import type { RespValue } from "../../src/resp/types.ts";
-import type { ConnectOptions, Transport, TransportHandlers } from "../../src/transport/types.ts";
+import { RedisClient } from "../../../mod.ts";
+import { RespDecoder } from "../../../src/resp/decoder.ts";
+import { encodeValue } from "../../../src/resp/encoder.ts";
+import type { RespValue } from "../../../src/resp/types.ts";
+import type { ConnectOptions, Transport, TransportHandlers } from "../../../src/transport/types.ts";
 
 const enc = new TextEncoder();
 
@@ -79,7 +79,7 @@ class MemRedis implements Transport {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("review: MOVING handoff", () => {
+describe("MOVING handoff retarget", () => {
   it("a retarget during the replacement's handshake ends on the new target", async () => {
     const transports: MemRedis[] = [];
     const client = new RedisClient({

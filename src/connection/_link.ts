@@ -1,0 +1,45 @@
+// One socket of a Connection: the transport, its decoder, and the commands written to it, in
+// the order their replies will arrive.
+import { RespDecoder } from "../resp/decoder.ts";
+import type { RespValue } from "../resp/types.ts";
+import type { Transport } from "../transport/types.ts";
+import { Deque } from "./_deque.ts";
+import type { Endpoint } from "./endpoint.ts";
+import type { Pending } from "./_pending.ts";
+
+/** One socket with its decoder and the commands written to it, in order. */
+export class Link {
+  readonly inflight: Deque<Pending> = new Deque<Pending>(256);
+  readonly decoder: RespDecoder;
+  closed = false;
+  ready = false;
+  /** When the last reply to a command arrived (pushes do not count), or the socket opened. */
+  lastReplyAt = 0;
+  /** Replies to commands so far (pushes do not count). */
+  replies = 0;
+  /** Commands with different timeouts were written: deadlines are not in order. */
+  mixed = false;
+  /** The token of the in-step check written after a timeout, while its reply is awaited. */
+  probe: string | undefined;
+  /** Resolvers waiting for the in-flight queue to empty (a handoff's drain). */
+  drained: (() => void)[] | undefined;
+  constructor(
+    readonly transport: Transport,
+    readonly endpoint: Endpoint,
+    onReply: (link: Link, value: RespValue) => void,
+    onPush: (link: Link, frame: RespValue[]) => void,
+  ) {
+    this.decoder = new RespDecoder({
+      onReply: (value) => onReply(this, value),
+      onPush: (frame) => onPush(this, frame),
+    });
+  }
+
+  /** Wakes whoever waits for the in-flight queue to empty (or for the socket to go). */
+  wakeDrained(): void {
+    const w = this.drained;
+    if (w === undefined) return;
+    this.drained = undefined;
+    for (const f of w) f();
+  }
+}
