@@ -26,6 +26,8 @@ import { parseCommandRow } from "./_key_spec_row.ts";
 import { COMMAND_ROWS } from "./key_spec.ts";
 
 export { type CommandInfo, type KeySpec, parseCommandInfo } from "./command_info.ts";
+export type { RedisArgument, RespValue } from "../resp/types.ts";
+export type { RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 
 /** How a cluster client sends a keyless command (`request_policy` tip). */
 export type RequestPolicy = "all_shards" | "all_nodes" | "multi_shard" | "special";
