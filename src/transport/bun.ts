@@ -23,14 +23,21 @@ import { setUtf8Decoder } from "../resp/_reader.ts";
 
 // Bun's Buffer decodes UTF-8 natively (SIMD, with an ASCII fast path that builds a one-byte
 // string), faster than TextDecoder for a subarray and than building short strings in JS. It
-// accepts any Uint8Array and decodes like TextDecoder with ignoreBOM.
-const toString = Buffer.prototype.toString as (
-  this: Uint8Array,
-  encoding: "utf8",
-  start: number,
-  end: number,
-) => string;
-setUtf8Decoder((buf, start, end) => toString.call(buf, "utf8", start, end));
+// accepts any Uint8Array and decodes like TextDecoder with ignoreBOM. Node's Buffer does not
+// (it needs a real Buffer), so the decoder is installed on the first connect on Bun only, never
+// as a side effect of importing this file.
+let decoderInstalled = false;
+function installDecoder(): void {
+  decoderInstalled = true;
+  if (!("Bun" in globalThis)) return;
+  const toString = Buffer.prototype.toString as (
+    this: Uint8Array,
+    encoding: "utf8",
+    start: number,
+    end: number,
+  ) => string;
+  setUtf8Decoder((buf, start, end) => toString.call(buf, "utf8", start, end));
+}
 
 const HIGH_WATER_MARK = 1024 * 1024;
 
@@ -193,6 +200,7 @@ export const bunConnector: Connector = (options: ConnectOptions): Promise<Transp
   dialAbortable(options.signal, (signal) => connect(options, signal), (late) => late.close());
 
 function connect(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Transport> {
+  if (!decoderInstalled) installDecoder();
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const o = options.tls;
   const secure = o !== undefined;

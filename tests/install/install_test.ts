@@ -1,0 +1,202 @@
+// The npm package as a user gets it: built (scripts/build_npm.ts), packed with `npm pack`, and
+// installed into fresh projects, with npm (then run on Node.js 20 and 22) and with `bun add`
+// (run on Bun); each runs tests/install/smoke.mjs (every entry loads; SET/GET, a pipeline, a
+// transaction, a subscription, the binary view) against a real redis-server. A TypeScript
+// consumer is type-checked against the installed declarations. Slow: about half a minute, most
+// of it the build and fetching the runtimes with npx the first time.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildNpm, packNpm, TYPESCRIPT } from "../../scripts/build_npm.ts";
+import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+
+const NODE_VERSIONS = ["node@20", "node@22"];
+const BUN = "bun@1.4.4";
+const TIMEOUT = { timeout: 150_000 };
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = dirname(dirname(here));
+
+/** Runs a command; resolves with its output, rejects with it on a non-zero exit. */
+function sh(
+  cmd: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c) => out += c);
+    child.stderr.on("data", (c) => out += c);
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`${cmd} ${args.join(" ")} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** A fresh project directory with a package.json and the smoke script. */
+function project(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "install-check", private: true, type: "module" }),
+  );
+  copyFileSync(join(here, "smoke.mjs"), join(dir, "smoke.mjs"));
+  return dir;
+}
+
+/** The last line of the smoke script's output, parsed. */
+function result(out: string): { ok: boolean; runtime: string; entries: number } {
+  const line = out.trim().split("\n").pop() ?? "";
+  return JSON.parse(line);
+}
+
+const timings: string[] = [];
+async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  try {
+    return await fn();
+  } finally {
+    timings.push(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+describe("npm package, packed and installed", () => {
+  let redis: RedisServer;
+  let work: string;
+  let tarball: string;
+  let npmProject: string;
+  let entries: number;
+  const env = () => ({ REDIS_URL: redis.url });
+
+  before(async () => {
+    redis = await startRedis();
+    work = mkdtempSync(join(tmpdir(), "edge-redis-install-"));
+  });
+
+  after(async () => {
+    await redis?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+    console.log(`install test timings: ${timings.join(", ")}`);
+  });
+
+  it(
+    "builds a package whose exports mirror deno.json's, with no dependencies",
+    TIMEOUT,
+    async () => {
+      const outDir = join(work, "package");
+      const pkg = await timed("build", () => buildNpm(root, outDir));
+      tarball = await timed("npm pack", () => packNpm(outDir, work));
+      const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8"));
+      const keys = Object.keys(config.exports as Record<string, string>);
+      assert.deepEqual(
+        Object.keys(pkg.exports as object).filter((k) => k !== "./package.json"),
+        keys,
+      );
+      for (const key of keys) {
+        const e = (pkg.exports as Record<string, { types: string; default: string }>)[key]!;
+        assert.match(e.default, /\.js$/);
+        assert.match(e.types, /\.d\.ts$/);
+      }
+      assert.equal(pkg.type, "module");
+      for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
+        assert.equal(pkg[field], undefined, `the package has ${field}`);
+      }
+      assert.equal(pkg.version, config.version);
+      entries = keys.length;
+    },
+  );
+
+  it("installs with npm into a fresh project", TIMEOUT, async () => {
+    assert.ok(tarball, "no tarball (the build failed)");
+    npmProject = project(join(work, "npm-project"));
+    await timed(
+      "npm install",
+      () =>
+        sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], {
+          cwd: npmProject,
+        }),
+    );
+    const installed = JSON.parse(
+      readFileSync(join(npmProject, "node_modules/@edge/redis/package.json"), "utf8"),
+    );
+    assert.equal(installed.name, "@edge/redis");
+  });
+
+  for (const node of NODE_VERSIONS) {
+    it(`runs on ${node}: SET/GET, pipeline, transaction, subscription`, TIMEOUT, async () => {
+      assert.ok(npmProject, "not installed");
+      const out = await timed(
+        node,
+        () => sh("npx", ["-y", node, "smoke.mjs"], { cwd: npmProject, env: env() }),
+      );
+      const r = result(out);
+      assert.equal(r.ok, true);
+      assert.match(r.runtime, new RegExp(`^node ${node.split("@")[1]}\\.`));
+      assert.equal(r.entries, entries);
+    });
+  }
+
+  it("type-checks a TypeScript consumer against the installed declarations", TIMEOUT, async () => {
+    assert.ok(npmProject, "not installed");
+    writeFileSync(
+      join(npmProject, "consumer.ts"),
+      `import { RedisClient, ReplyError } from "@edge/redis";
+import { RespDecoder } from "@edge/redis/resp";
+import { type Connector, defaultConnector } from "@edge/redis/transport";
+const connector: Connector = (o) => defaultConnector(o);
+const client = new RedisClient({ url: "redis://127.0.0.1:6379", connector });
+const text: string | null = await client.get("k");
+const bytes: Uint8Array | null = await client.binary().get("k");
+// @ts-expect-error get() answers a string or null, not a number
+const wrong: number = await client.get("k");
+console.log(text, bytes, wrong, ReplyError, RespDecoder);
+await client.close();
+`,
+    );
+    writeFileSync(
+      join(npmProject, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "es2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          lib: ["esnext", "dom"],
+          types: [],
+        },
+        files: ["consumer.ts"],
+      }),
+    );
+    await timed(
+      "tsc",
+      () => sh("npx", ["-y", "-p", TYPESCRIPT, "tsc", "-p", "tsconfig.json"], { cwd: npmProject }),
+    );
+  });
+
+  it(`installs with bun add and runs on ${BUN}`, TIMEOUT, async () => {
+    assert.ok(tarball, "no tarball (the build failed)");
+    const dir = project(join(work, "bun-project"));
+    await timed("bun add", () => sh("npx", ["-y", BUN, "add", tarball], { cwd: dir }));
+    const out = await timed(
+      "bun",
+      () => sh("npx", ["-y", BUN, "smoke.mjs"], { cwd: dir, env: env() }),
+    );
+    const r = result(out);
+    assert.equal(r.ok, true);
+    assert.match(r.runtime, /^bun 1\.4\.4$/);
+    assert.equal(r.entries, entries);
+  });
+});

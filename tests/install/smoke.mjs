@@ -1,0 +1,53 @@
+// Run from a project where the packed @edge/redis was installed (npm, Bun): every entry loads,
+// then SET/GET, a pipeline, a transaction and a subscription against REDIS_URL. Plain
+// JavaScript, so that Node.js 20 runs it as is. Prints one JSON line and exits 0 on success.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { RedisClient } from "@edge/redis";
+
+const require = createRequire(import.meta.url);
+const pkg = JSON.parse(readFileSync(require.resolve("@edge/redis/package.json"), "utf8"));
+const entries = Object.keys(pkg.exports).filter((k) => k !== "./package.json");
+for (const key of entries) {
+  const name = key === "." ? "@edge/redis" : `@edge/redis/${key.slice(2)}`;
+  const mod = await import(name);
+  assert.ok(Object.keys(mod).length > 0, `${name} exports nothing`);
+}
+
+const url = process.env.REDIS_URL;
+assert.ok(url, "REDIS_URL is not set");
+const client = new RedisClient({ url });
+const ready = [];
+client.addEventListener("ready", () => ready.push(Date.now()));
+try {
+  assert.equal(await client.set("install:k", "v"), "OK");
+  assert.equal(await client.get("install:k"), "v");
+
+  const piped = await client.pipeline().set("install:n", "1").incr("install:n").get("install:n")
+    .exec();
+  assert.deepEqual(piped, ["OK", 2, "2"]);
+  const tx = await client.multi().incr("install:n").get("install:n").exec();
+  assert.deepEqual(tx, [3, "3"]);
+
+  const received = new Promise((resolve) => {
+    client.subscribe("install:ch", (message, channel) => resolve({ message, channel }))
+      .then((sub) => subs.push(sub));
+  });
+  const subs = [];
+  while (subs.length === 0) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await client.publish("install:ch", "hello"), 1);
+  assert.deepEqual(await received, { message: "hello", channel: "install:ch" });
+  await subs[0].unsubscribe();
+
+  const bytes = await client.binary().get("install:k");
+  assert.ok(bytes instanceof Uint8Array);
+  assert.deepEqual([...bytes], [0x76]);
+  assert.ok(ready.length >= 1, "no ready event");
+} finally {
+  await client.close();
+}
+const runtime = typeof globalThis.Bun !== "undefined"
+  ? `bun ${globalThis.Bun.version}`
+  : `node ${process.versions.node}`;
+console.log(JSON.stringify({ ok: true, runtime, entries: entries.length }));
