@@ -172,7 +172,8 @@ function tip(tips: readonly string[], prefix: string, allowed: ReadonlySet<strin
   return undefined;
 }
 
-function prepare(info: CommandInfo): Entry {
+function prepare(described: CommandInfo): Entry {
+  const info = { ...described, name: described.name.toLowerCase() };
   const specs = info.keySpecs.map(prepareSpec);
   const keySpecs = specs.some((s) => !s.notKey);
   const finder = info.flags.includes("module") ? undefined : KEY_FINDERS.get(info.name);
@@ -212,12 +213,12 @@ function prepare(info: CommandInfo): Entry {
 
 function subName(name: string, container: string): string {
   const bar = name.indexOf("|");
-  if (bar < 0 || name.slice(0, bar) !== container) {
+  if (bar < 0 || name.slice(0, bar).toLowerCase() !== container) {
     throw new RangeError(
       `Cannot register the command "${name}": it is not a subcommand of "${container}"`,
     );
   }
-  return name.slice(bar + 1);
+  return name.slice(bar + 1).toLowerCase();
 }
 
 function addName(map: Map<string, Entry>, name: string, entry: Entry): void {
@@ -425,7 +426,7 @@ export function registerCommandInfo(info: CommandInfo): void {
   const name = info.name.toLowerCase();
   const bar = name.indexOf("|");
   if (bar < 0) {
-    addName(map, name, prepare({ ...info, name }));
+    addName(map, name, prepare(info));
     return;
   }
   const container = map.get(name.slice(0, bar));
@@ -434,5 +435,5 @@ export function registerCommandInfo(info: CommandInfo): void {
       `Cannot register the command "${name}": the container "${name.slice(0, bar)}" is not known`,
     );
   }
-  addName(container.subs, name.slice(bar + 1), prepare({ ...info, name }));
+  addName(container.subs, name.slice(bar + 1), prepare(info));
 }

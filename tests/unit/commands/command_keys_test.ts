@@ -430,6 +430,11 @@ describe("registerCommandInfo", () => {
     registerCommandInfo(command("testmod.cfg|get", 3, [spec({ index: 2 })]));
     assert.deepEqual(keys("testmod.cfg", "get", "x"), ["x"]);
     assert.equal(keys("testmod.cfg", "del", "x"), undefined);
+    registerCommandInfo(command("TestMod.Mixed", -2, [], {
+      subcommands: [command("TESTMOD.MIXED|Sub", 3, [spec({ index: 2 })])],
+    }));
+    assert.deepEqual(keys("testmod.mixed", "SUB", "k"), ["k"]);
+    assert.equal(commandInfo(["TESTMOD.MIXED", "sub", "k"])?.name, "testmod.mixed|sub");
     assert.throws(() => registerCommandInfo(command("nosuchmod.x|y", 2, [])), RangeError);
     assert.throws(
       () =>
