@@ -173,14 +173,25 @@ function tip(tips: readonly string[], prefix: string, allowed: ReadonlySet<strin
 }
 
 function prepare(described: CommandInfo): Entry {
-  const info = { ...described, name: described.name.toLowerCase() };
+  const name = described.name.toLowerCase();
+  let subs: Map<string, Entry> | undefined;
+  const subInfos: CommandInfo[] = [];
+  if (described.subcommands.length > 0) {
+    subs = new Map();
+    for (const sub of described.subcommands) {
+      const e = prepare(sub);
+      addName(subs, subName(e.info.name, name), e);
+      subInfos.push(e.info);
+    }
+  }
+  const info: CommandInfo = { ...described, name, subcommands: subInfos };
   const specs = info.keySpecs.map(prepareSpec);
   const keySpecs = specs.some((s) => !s.notKey);
-  const finder = info.flags.includes("module") ? undefined : KEY_FINDERS.get(info.name);
+  const finder = info.flags.includes("module") ? undefined : KEY_FINDERS.get(name);
   const has = (f: string) => info.flags.includes(f);
   const spec = (f: string) => info.keySpecs.some((s) => s.flags.includes(f));
   const policy: CommandPolicy = Object.freeze({
-    name: info.name,
+    name,
     request: tip(info.tips, "request_policy:", REQUEST) as RequestPolicy | undefined,
     response: tip(info.tips, "response_policy:", RESPONSE) as ResponsePolicy | undefined,
     readonly: has("readonly"),
@@ -194,11 +205,6 @@ function prepare(described: CommandInfo): Entry {
     nondeterministicOutput: info.tips.includes("nondeterministic_output"),
     nondeterministicOutputOrder: info.tips.includes("nondeterministic_output_order"),
   });
-  let subs: Map<string, Entry> | undefined;
-  if (info.subcommands.length > 0) {
-    subs = new Map();
-    for (const sub of info.subcommands) addName(subs, subName(sub.name, info.name), prepare(sub));
-  }
   return {
     info,
     policy,
@@ -213,12 +219,12 @@ function prepare(described: CommandInfo): Entry {
 
 function subName(name: string, container: string): string {
   const bar = name.indexOf("|");
-  if (bar < 0 || name.slice(0, bar).toLowerCase() !== container) {
+  if (bar < 0 || name.slice(0, bar) !== container) {
     throw new RangeError(
       `Cannot register the command "${name}": it is not a subcommand of "${container}"`,
     );
   }
-  return name.slice(bar + 1).toLowerCase();
+  return name.slice(bar + 1);
 }
 
 function addName(map: Map<string, Entry>, name: string, entry: Entry): void {
@@ -432,7 +438,7 @@ export function registerCommandInfo(info: CommandInfo): void {
   const container = map.get(name.slice(0, bar));
   if (container === undefined || container.subs === undefined) {
     throw new RangeError(
-      `Cannot register the command "${name}": the container "${name.slice(0, bar)}" is not known`,
+      `Cannot register the command "${name}": "${name.slice(0, bar)}" is not a known container`,
     );
   }
   addName(container.subs, name.slice(bar + 1), prepare(info));

@@ -435,6 +435,8 @@ describe("registerCommandInfo", () => {
     }));
     assert.deepEqual(keys("testmod.mixed", "SUB", "k"), ["k"]);
     assert.equal(commandInfo(["TESTMOD.MIXED", "sub", "k"])?.name, "testmod.mixed|sub");
+    assert.equal(commandInfo(["TESTMOD.MIXED"])?.subcommands[0]?.name, "testmod.mixed|sub");
+    assert.throws(() => registerCommandInfo(command("get|sub", 2, [])), /not a known container/);
     assert.throws(() => registerCommandInfo(command("nosuchmod.x|y", 2, [])), RangeError);
     assert.throws(
       () =>
