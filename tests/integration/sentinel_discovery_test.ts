@@ -1,0 +1,262 @@
+// RedisSentinelClient against a real group (1 master, 2 replicas, 3 sentinels): discovery
+// through sentinels that are down or name a wrong address, the standalone API on the master,
+// and the errors of bad input.
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ConnectionError, ReplyError } from "../../src/errors.ts";
+import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
+import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
+import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
+
+/** A sentinel of its own that monitors `name` at `port`: it names that address as the master. */
+async function rogueSentinel(name: string, port: number): Promise<RedisServer> {
+  const own = await freePort();
+  return startRedis({
+    port: own,
+    debugCommand: false,
+    args: ["--sentinel"],
+    config: [
+      `port ${own}`,
+      "bind 127.0.0.1",
+      `sentinel monitor ${name} 127.0.0.1 ${port} 1`,
+      `sentinel down-after-milliseconds ${name} 60000`,
+      "",
+    ].join("\n"),
+  });
+}
+
+describe("sentinel client: discovery and the standalone API", () => {
+  let group: SentinelGroup;
+  const rogues: RedisServer[] = [];
+
+  before(async () => {
+    group = await startSentinelGroup();
+  });
+  after(async () => {
+    await Promise.all(rogues.map((r) => r.stop()));
+    await group?.stop();
+  });
+  beforeEach(markLeakBaseline);
+  afterEach(assertNoLeaks);
+
+  it("finds the master past a sentinel that is down and ones that name a wrong address", async () => {
+    const down = await freePort();
+    const nowhere = await freePort();
+    const toNowhere = await rogueSentinel(group.masterName, nowhere);
+    const toReplica = await rogueSentinel(group.masterName, group.replicas[0]!.port);
+    rogues.push(toNowhere, toReplica);
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: [`127.0.0.1:${down}`, toNowhere.url, toReplica.url, group.sentinelUrls[0]!],
+    });
+    const switches: unknown[] = [];
+    client.addEventListener("switch", (e) => switches.push((e as CustomEvent).detail));
+    try {
+      await client.connect();
+      assert.deepEqual(client.endpoint, { host: "127.0.0.1", port: group.master.port });
+      assert.equal(await client.set("discovery:k", "v"), "OK");
+      assert.deepEqual(switches, [{
+        from: undefined,
+        to: { host: "127.0.0.1", port: group.master.port },
+        role: "master",
+        reason: "discovery",
+      }]);
+      const role = await client.sendCommand(["ROLE"]);
+      assert.ok(Array.isArray(role) && role[0] === "master");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("learns the other sentinels from the one it is given", async () => {
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: [group.sentinelUrls[1]!],
+    });
+    const added: { host: string; port: number }[] = [];
+    client.addEventListener("sentinel-added", (e) => added.push((e as CustomEvent).detail));
+    await client.ping();
+    const expected = group.sentinels.filter((s) => s.url !== group.sentinelUrls[1]).map((s) =>
+      s.port
+    ).sort();
+    assert.deepEqual(added.map((a) => a.port).sort(), expected);
+    assert.equal(client.sentinels.length, 3);
+  });
+
+  it("serves typed commands, sendCommand, pipelines, transactions, WATCH and pub/sub on the master", async () => {
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      protocol: 2,
+    });
+    assert.equal(await client.set("api:k", "1"), "OK");
+    assert.equal(await client.incr("api:k"), 2);
+    assert.equal(await client.sendCommand(["GET", "api:k"]), "2");
+    const [a, b] = await client.pipeline().incr("api:k").get("api:k").exec();
+    assert.deepEqual([a, b], [3, "3"]);
+    const t = await client.multi().incr("api:k").incr("api:k").exec();
+    assert.deepEqual(t, [4, 5]);
+    {
+      await using tx = await client.watch("api:k");
+      const n = Number(await tx.get("api:k"));
+      assert.deepEqual(await tx.multi().set("api:k", String(n * 10)).exec(), ["OK"]);
+    }
+    assert.equal(await client.get("api:k"), "50");
+    const got: string[] = [];
+    const sub = await client.subscribe("api:ch", (m) => got.push(m));
+    const psub = await client.psubscribe("api:p*", (m) => got.push(`p:${m}`));
+    assert.equal(await client.publish("api:ch", "hello"), 1);
+    assert.equal(await client.publish("api:px", "there"), 1);
+    for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(got.sort(), ["hello", "p:there"]);
+    await sub.unsubscribe();
+    await psub.unsubscribe();
+    await assert.rejects(client.sendCommand(["SUBSCRIBE", "x"]), TypeError);
+  });
+
+  it("rejects an unknown master name naming every sentinel asked", async () => {
+    const client = new RedisSentinelClient({
+      masterName: "no-such-master",
+      sentinels: group.sentinelUrls,
+    });
+    try {
+      await assert.rejects(client.get("k"), (e: Error) => {
+        assert.ok(e instanceof ConnectionError, String(e));
+        assert.match(
+          e.message,
+          /^Cannot discover the master: no sentinel knows the master name "no-such-master"/,
+        );
+        for (const s of group.sentinels) {
+          assert.ok(e.message.includes(`127.0.0.1:${s.port}`), e.message);
+        }
+        return true;
+      });
+      // Nothing is cached: the next command asks again, with the same answer.
+      await assert.rejects(client.get("k"), /no sentinel knows/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("rejects when every sentinel is down, naming each and why", async () => {
+    const ports = [await freePort(), await freePort()];
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: ports.map((p) => `redis://127.0.0.1:${p}`),
+      sentinelPassword: "s3cr3t-sentinel",
+      password: "s3cr3t-data",
+    });
+    try {
+      await assert.rejects(client.connect(), (e: Error) => {
+        assert.ok(e instanceof ConnectionError, String(e));
+        assert.match(e.message, /^Cannot discover the master: no sentinel answered for "mymaster"/);
+        for (const p of ports) {
+          assert.match(e.message, new RegExp(`sentinel 127\\.0\\.0\\.1:${p}: `));
+        }
+        assert.ok(!e.message.includes("s3cr3t"), e.message);
+        return true;
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("refuses bad options with a TypeError or RangeError", () => {
+    const sentinels = group.sentinelUrls;
+    assert.throws(
+      () => new RedisSentinelClient({ masterName: "", sentinels }),
+      /masterName must be a non-empty string/,
+    );
+    assert.throws(
+      () => new RedisSentinelClient({ masterName: "m", sentinels: [] }),
+      /sentinels must list at least one/,
+    );
+    assert.throws(
+      () =>
+        new RedisSentinelClient({
+          masterName: "m",
+          sentinels,
+          role: "primary" as "master",
+        }),
+      RangeError,
+    );
+    assert.throws(
+      () =>
+        new RedisSentinelClient({
+          masterName: "m",
+          sentinels,
+          ...{ url: "redis://127.0.0.1:6379" },
+        }),
+      /come from the sentinels/,
+    );
+    assert.throws(
+      () => new RedisSentinelClient({ masterName: "m", sentinels: ["redis://u:pw123@h:1"] }),
+      (e: Error) => e instanceof TypeError && !e.message.includes("pw123"),
+    );
+  });
+
+  it("does not write to a replica in role replica: the replica refuses", async () => {
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      role: "replica",
+    });
+    await client.connect();
+    const at = client.endpoint!;
+    assert.ok(group.replicas.some((r) => r.port === at.port), `${at.port} is a replica`);
+    await assert.rejects(client.set("ro:k", "v"), (e: Error) => {
+      assert.ok(e instanceof ReplyError);
+      assert.equal(e.prefix, "READONLY");
+      return true;
+    });
+  });
+});
+
+describe("sentinel client: sentinels with a password", () => {
+  let group: SentinelGroup;
+  before(async () => {
+    group = await startSentinelGroup({
+      replicas: 1,
+      sentinels: 2,
+      sentinelPassword: "sentinel-pw-1",
+    });
+  });
+  after(async () => {
+    await group?.stop();
+  });
+  beforeEach(markLeakBaseline);
+  afterEach(assertNoLeaks);
+
+  it("connects with the sentinel password", async () => {
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      sentinelPassword: "sentinel-pw-1",
+    });
+    assert.equal(await client.ping(), "PONG");
+    assert.equal(client.endpoint?.port, group.master.port);
+  });
+
+  it("rejects a wrong sentinel password naming the sentinels, never the password", async () => {
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      sentinelPassword: "wrong-pw-42",
+    });
+    try {
+      await assert.rejects(client.ping(), (e: Error) => {
+        assert.ok(e instanceof ConnectionError, String(e));
+        assert.match(e.message, /^Cannot discover the master: no sentinel answered/);
+        for (const s of group.sentinels) {
+          assert.ok(e.message.includes(`127.0.0.1:${s.port}`), e.message);
+        }
+        assert.match(e.message, /WRONGPASS|invalid password|authenticate/i);
+        assert.ok(!e.message.includes("wrong-pw-42"), e.message);
+        return true;
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
