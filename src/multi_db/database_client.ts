@@ -1,0 +1,128 @@
+/**
+ * What the multi-database client needs of the client of one database, and the factory that
+ * creates it: a `RedisClient` for a database given by `url` (or `host`/`port`). The factory is
+ * an option, so any client with this shape can serve as a database.
+ *
+ * @module
+ */
+
+import { RedisClient, type SendCommandOptions, type WatchSession } from "../client/redis_client.ts";
+import type { RedisClientOptions } from "../client/options.ts";
+import type { ClientMaintenanceState } from "../client/_maintenance.ts";
+import type { PubSubListener } from "../client/subscription.ts";
+import type { Transaction } from "../client/pipeline.ts";
+import type { Transform } from "../commands/_command.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+
+/**
+ * A subscription made on one database's client: the multi-database client only ends it.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseSubscription } from "@edge/redis/multi-db";
+ * const none: DatabaseSubscription = { unsubscribe: () => Promise.resolve() };
+ * ```
+ */
+export interface DatabaseSubscription {
+  /** Ends the subscription. */
+  unsubscribe(): Promise<void>;
+}
+
+/**
+ * The client of one database, as the multi-database client uses it. `RedisClient` has this
+ * shape.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseClient } from "@edge/redis/multi-db";
+ * import { RedisClient } from "@edge/redis";
+ * const client: DatabaseClient = new RedisClient({ url: "redis://127.0.0.1:6379" });
+ * await client.close();
+ * ```
+ */
+export interface DatabaseClient {
+  /** Runs one typed command (see `RedisCommands`). */
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown>;
+  /** Sends any command, raw reply. */
+  sendCommand(args: RedisArgument[], options?: SendCommandOptions): Promise<RespValue>;
+  /** Starts a transaction. */
+  multi(): Transaction;
+  /** Starts a WATCH session. */
+  watch(...keys: RedisArgument[]): Promise<WatchSession>;
+  /** Subscribes to channels. */
+  subscribe(names: string | string[], listener?: PubSubListener): Promise<DatabaseSubscription>;
+  /** Subscribes to patterns. */
+  psubscribe(names: string | string[], listener?: PubSubListener): Promise<DatabaseSubscription>;
+  /** Subscribes to shard channels. */
+  ssubscribe(names: string | string[], listener?: PubSubListener): Promise<DatabaseSubscription>;
+  /** The maintenance state, when the client handles maintenance notifications. */
+  maintenanceState?(): ClientMaintenanceState | undefined;
+  /** Closes every connection. */
+  close(): Promise<void>;
+  /** Listens to the client's events (`maintenance`, `handoff`, ...). */
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  /** Stops listening. */
+  removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+}
+
+/**
+ * The options a database's client is created with: the top-level client options with the
+ * database's own on top, and `nodes` for a cluster database.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseClientOptions } from "@edge/redis/multi-db";
+ * const o: DatabaseClientOptions = { url: "redis://127.0.0.1:6379", commandTimeout: 1000 };
+ * ```
+ */
+export interface DatabaseClientOptions extends RedisClientOptions {
+  /** Seed nodes of a cluster database (`redis://host:port`). */
+  nodes?: string[];
+}
+
+/**
+ * Creates the client of one database.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseClientFactory } from "@edge/redis/multi-db";
+ * import { RedisClient } from "@edge/redis";
+ * const factory: DatabaseClientFactory = (options) => new RedisClient(options);
+ * ```
+ */
+export type DatabaseClientFactory = (options: DatabaseClientOptions) => DatabaseClient;
+
+/**
+ * The default factory: a `RedisClient` for a database given by `url` or `host`/`port`.
+ *
+ * @param options The merged options of the database.
+ * @returns The client.
+ *
+ * @example
+ * ```ts
+ * import { createDatabaseClient } from "@edge/redis/multi-db";
+ * const client = createDatabaseClient({ url: "redis://127.0.0.1:6379" });
+ * await client.close();
+ * ```
+ */
+export function createDatabaseClient(options: DatabaseClientOptions): DatabaseClient {
+  if (options.nodes !== undefined) {
+    throw new TypeError(
+      "Cannot create a cluster database: no cluster client is available here; pass a createClient option",
+    );
+  }
+  return new RedisClient(options);
+}
