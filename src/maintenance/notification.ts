@@ -187,7 +187,10 @@ function shardIds(v: RespValue | undefined): string | null {
 
 /** Thrown inside the parser, turned into a malformed result. */
 class Malformed {
-  constructor(readonly reason: string) {}
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
 }
 
 function seqAt(frame: readonly RespValue[]): number {

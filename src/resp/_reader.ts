@@ -786,7 +786,10 @@ export interface Sink {
 
 /** The first error a handler threw during `decodeChunk`. */
 export class HandlerFailure {
-  constructor(readonly error: unknown) {}
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
 }
 
 /** Shared between a decoder and `decodeChunk`: handler error, stop request (a reset). */
