@@ -1,5 +1,6 @@
 // commandKeys against the server's own COMMAND GETKEYS, for the arguments of every typed command
-// method and for a corpus of raw commands; the generated table against the live COMMAND INFO.
+// method, for a corpus of raw commands and for seeded random argument lists of every command in
+// the table; and the generated table against the live COMMAND INFO.
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient, ReplyError } from "../../mod.ts";
@@ -493,6 +494,29 @@ describe("commandKeys against COMMAND GETKEYS", () => {
     const { withKeys, unknown } = await compare(RAW);
     assert.equal(unknown, 0);
     assert.ok(withKeys >= 80, `only ${withKeys} of ${RAW.length} commands have keys`);
+  });
+
+  it("random argument lists for every command of the table", async () => {
+    // Words the key specs and the server's key finders react to, counts strict and loose.
+    const words = ["k", "a", "b", "0", "1", "2", "3", "02", "-1", " 1", "1x", "", "x", "LEFT"]
+      .concat(["STORE", "store", "STOREDIST", "KEYS", "STREAMS", "LIMIT", "BY", "GET", "COUNT"])
+      .concat(["BLOCK", "GROUP", "NOACK", "AUTH", "AUTH2", "COPY", "REPLACE", "WEIGHTS"]);
+    let seed = 20261201;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return Math.floor((seed / 0x80000000) * n);
+    };
+    const lists: RedisArgument[][] = [];
+    for (const row of COMMAND_ROWS) {
+      const name = (row.split(" ")[0] as string).split("|");
+      for (let t = 0; t < 12; t++) {
+        const args: RedisArgument[] = [...name];
+        for (let i = next(12); i > 0; i--) args.push(words[next(words.length)] as string);
+        lists.push(args);
+      }
+    }
+    const { withKeys } = await compare(lists);
+    assert.ok(withKeys >= 500, `only ${withKeys} of ${lists.length} lists have keys`);
   });
 
   for (const protocol of [3, 2] as const) {
