@@ -14,6 +14,9 @@
 
 import type { RespValue } from "../resp/types.ts";
 
+export type { RespValue } from "../resp/types.ts";
+export type { RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
+
 const DECODER = new TextDecoder();
 
 /**
