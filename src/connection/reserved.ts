@@ -1,6 +1,6 @@
 // Commands a raw `sendCommand` must not send on a shared connection: they change its state for
-// every caller, or answer out of band. Checked for every raw path (client, pipeline,
-// transaction) by the connection layer.
+// every caller, or answer out of band. The connection checks every command flagged FLAG_RAW
+// (every raw path: client, pipeline, transaction).
 import type { RedisArgument } from "../resp/types.ts";
 
 /** Commands that would break the shared connection, and what to use instead. */
@@ -22,6 +22,8 @@ const RESERVED: Record<string, string> = {
   RESET: "close() and a new client",
   QUIT: "close()",
   MONITOR: "redis-cli monitor",
+  SYNC: "a replica (replicaof) or redis-cli --rdb",
+  PSYNC: "a replica (replicaof) or redis-cli --rdb",
 };
 
 const decoder = new TextDecoder();
@@ -34,17 +36,43 @@ function upper(a: RedisArgument | undefined): string {
 }
 
 /**
- * The error for a raw command that must not be sent, if it must not.
+ * `CLIENT` sub-commands that change the state of the connection they run on, and what to use
+ * instead.
+ */
+const RESERVED_CLIENT: Record<string, string> = {
+  REPLY:
+    "a pipeline() and ignore the results you do not need (a shared connection must read every reply)",
+  TRACKING:
+    "a dedicated client for client-side caching (tracking changes the connection for every caller)",
+  CACHING:
+    "a dedicated client for client-side caching (tracking changes the connection for every caller)",
+  SETNAME: "the clientName option",
+  "NO-EVICT": "a dedicated client (the flag changes the connection for every caller)",
+  "NO-TOUCH": "a dedicated client (the flag changes the connection for every caller)",
+};
+
+/**
+ * The error for a raw command that must not be sent on a shared connection, if it must not:
+ * the command name (a string or UTF-8 bytes, any case) and, for `CLIENT`, its sub-command.
  *
  * @param args The command.
  * @returns A `TypeError` naming the API to use instead, or `undefined`.
+ *
+ * @example
+ * ```ts ignore
+ * reservedCommandError(["select", 1])?.message;
+ * // 'Cannot send "SELECT" with sendCommand: use the db option (one client per database)'
+ * ```
  */
 export function reservedCommandError(args: RedisArgument[]): TypeError | undefined {
   const name = upper(args[0]);
   let instead = RESERVED[name];
-  if (instead === undefined && name === "CLIENT" && upper(args[1]) === "REPLY") {
-    instead = "a pipeline() (replies are never skipped on a shared connection)";
+  let shown = name;
+  if (instead === undefined && name === "CLIENT") {
+    const sub = upper(args[1]);
+    instead = RESERVED_CLIENT[sub];
+    shown = `CLIENT ${sub}`;
   }
   if (instead === undefined) return undefined;
-  return new TypeError(`Cannot send "${name}" with sendCommand: use ${instead}`);
+  return new TypeError(`Cannot send "${shown}" with sendCommand: use ${instead}`);
 }
