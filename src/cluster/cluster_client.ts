@@ -1,0 +1,1686 @@
+/**
+ * The Redis Cluster client: one executor per node, a slot table, redirections and retries.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock, type TimerId } from "../_clock.ts";
+import { BinaryView } from "../client/_binary_view.ts";
+import { cursorIterator } from "../client/_cursor.ts";
+import { MaintenanceSupport } from "../client/_maintenance.ts";
+import { type GroupCommand, type NodeEventName, NodeExecutor } from "../client/_node.ts";
+import { resolveClientOptions, type ResolvedClientOptions } from "../client/options.ts";
+import { Pipeline, Transaction } from "../client/pipeline.ts";
+import type { ScanIteratorOptions, SendCommandOptions } from "../client/redis_client.ts";
+import {
+  type PubSubListener,
+  Subscription,
+  type SubscriptionKind,
+  SubscriptionManager,
+} from "../client/subscription.ts";
+import type { WatchSession } from "../client/watch_session.ts";
+import { RedisCommands } from "../commands/commands.ts";
+import type { ScoredMember } from "../commands/types.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, FLAG_READONLY, type Transform } from "../commands/_command.ts";
+import { commandKeyIndexes, type CommandPolicy, commandPolicy } from "../commands/command_keys.ts";
+import { FLAG_ERRORS_AS_VALUES, FLAG_RAW } from "../connection/flags.ts";
+import { reservedCommandError } from "../connection/reserved.ts";
+import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
+import { type Logger, silentLogger } from "../logger.ts";
+import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import type { SlotRange } from "../maintenance/slots.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import { defaultConnector } from "../transport/default.ts";
+import type { Connector } from "../transport/types.ts";
+import { aggregateReplies } from "./_aggregate.ts";
+import { isRetryableRefusal, parseRedirect } from "./_redirect.ts";
+import {
+  type RedisClusterClientOptions,
+  resolveClusterOptions,
+  type ResolvedClusterOptions,
+} from "./options.ts";
+import { keySlot, SLOT_COUNT } from "./slot.ts";
+import {
+  type AddressMapper,
+  addressMapper,
+  chooseTopology,
+  clusterInfoEpoch,
+  type ClusterNodeHealth,
+  type ClusterNodeRole,
+  type ClusterTopology,
+  diffTopology,
+  emptyTopology,
+  isClusterDisabledError,
+  NO_NODE,
+  parseClusterShards,
+  parseClusterSlots,
+  patchSlot,
+  type TopologyChange,
+} from "./topology.ts";
+
+/** Names of the cluster client's events. */
+export type RedisClusterClientEventName =
+  | "topology"
+  | "node-added"
+  | "node-removed"
+  | "error"
+  | "close"
+  | "maintenance";
+
+/** The `detail` of a `topology` event: what changed, and the epoch of the view adopted. */
+export interface TopologyEventDetail extends TopologyChange {
+  /** The cluster's current epoch as the answering node saw it. */
+  epoch: number;
+  /** What caused the change: a refresh, or a `MOVED` patched in at once. */
+  reason: "refresh" | "moved";
+}
+
+/** One node as the client sees it (see {@linkcode RedisClusterClient.nodes}). */
+export interface ClusterNodeSnapshot {
+  /** `host:port` the client connects to. */
+  address: string;
+  /** The node id, when known. */
+  id: string | null;
+  /** Primary or replica. */
+  role: ClusterNodeRole;
+  /** Health as the cluster reports it. */
+  health: ClusterNodeHealth;
+  /** The primary of a replica. */
+  primary: string | null;
+  /** The slots the node serves as a primary. */
+  slots: SlotRange[];
+}
+
+/** Counters of the redirections and retries the client met (see {@linkcode RedisClusterClient.stats}). */
+export interface ClusterStats {
+  /** `MOVED` replies followed. */
+  moved: number;
+  /** `ASK` replies followed. */
+  ask: number;
+  /** `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, `MASTERDOWN` replies retried. */
+  refused: number;
+  /** Commands re-sent after a connection error that kept them from leaving the client. */
+  unwrittenRetries: number;
+  /** Topology refreshes completed. */
+  refreshes: number;
+}
+
+/** One command on its way through redirections and retries. */
+interface Job {
+  args: RedisArgument[];
+  transform: Transform | undefined;
+  /** Flags for the connection (never `FLAG_ERRORS_AS_VALUES`). */
+  flags: number;
+  blockMs: number | undefined;
+  timeout: number | undefined;
+  /** The key slot, or -1 for a keyless command. */
+  slot: number;
+  /** A node the command must run on (fan-out, keyless pick), or `undefined`. */
+  node: string | undefined;
+  /** The `ASK` target of the next attempt. */
+  asking: string | undefined;
+  attempts: number;
+  start: number;
+  /** The caller takes errors as values (pipelines). */
+  asValue: boolean;
+  /** The last node tried. */
+  last: string | undefined;
+}
+
+interface RetryTimer {
+  id: TimerId;
+  fail: () => void;
+}
+
+interface InnerSubscription {
+  node: string;
+  sub: Subscription;
+}
+
+const KINDS: Record<string, SubscriptionKind> = {
+  SUBSCRIBE: "channel",
+  UNSUBSCRIBE: "channel",
+  PSUBSCRIBE: "pattern",
+  PUNSUBSCRIBE: "pattern",
+  SSUBSCRIBE: "shard",
+  SUNSUBSCRIBE: "shard",
+};
+
+const READONLY_STEP = [{ args: ["READONLY"], onReply: () => {} }];
+
+/** Typed commands run on one node as they are (SCAN of one primary). */
+class NodeCommands extends RedisCommands<string> {
+  readonly #node: NodeExecutor;
+  constructor(node: NodeExecutor) {
+    super();
+    this.#node = node;
+  }
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    return this.#node.run(args, transform, flags, blockMs);
+  }
+}
+
+function nameOf(args: readonly RedisArgument[]): string {
+  const n = args[0];
+  return typeof n === "string" ? n.toUpperCase() : String(n);
+}
+
+function rangesOfSlots(slots: Iterable<number>): string {
+  return [...slots].sort((a, b) => a - b).join(", ");
+}
+
+/**
+ * A client for Redis Cluster. It discovers the cluster from any seed node (`CLUSTER SHARDS`,
+ * `CLUSTER SLOTS` before Redis 7), keeps a 16384-entry slot table, and sends each command to
+ * the primary of its key's slot over that node's multiplexed connection (automatic
+ * pipelining per node).
+ *
+ * - Redirections: `MOVED` re-routes the slot at once and refreshes the topology in the
+ *   background (one refresh for many redirects); `ASK` sends `ASKING` and the command together
+ *   to the importing node. `TRYAGAIN`, `CLUSTERDOWN`, `LOADING` and `MASTERDOWN` are retried
+ *   with a pause, within `maxAttempts` and `maxTotalRetriesDuration`. Only commands the server
+ *   refused, or that never left the client, are sent again: a command whose connection was
+ *   lost after it was written fails with `ConnectionError`.
+ * - Topology refreshes ask several nodes and never adopt a view older than the current one
+ *   (cluster epochs); they run on `MOVED`, on connection errors and every
+ *   `topologyRefreshInterval`. A failed-over primary is replaced by its promoted replica
+ *   without the caller doing anything.
+ * - Keys of one command must hash to one slot (use hash tags: `{user1}.name`), except for
+ *   MGET, MSET, DEL, UNLINK, EXISTS and TOUCH, which are split per slot and merged in order
+ *   (not atomic; `crossSlot: "refuse"` rejects them instead). Other cross-slot commands are
+ *   rejected before anything is sent, with a `TypeError` naming the slots.
+ * - Keyless commands follow the command table's request/response policies: `DBSIZE` sums the
+ *   primaries' replies, `KEYS` concatenates them, `SCRIPT EXISTS` ANDs them, `FLUSHALL` needs
+ *   every primary to succeed; the others go to one primary. `scan()` walks every primary.
+ * - Pipelines are split per node and reassembled in order, each command redirected on its
+ *   own. Transactions (`multi()`) and `watch()` need all keys in one slot; a transaction
+ *   refused before `EXEC` because the slot moved runs again, whole, on the new owner. Blocking
+ *   commands use the node's exclusive connections.
+ * - `readFrom: "replica"` sends reads to replicas (connections opened with `READONLY`).
+ * - Pub/sub: `subscribe`/`psubscribe` on one node; `ssubscribe` on the owner of each channel's
+ *   slot, and moved with the slot (subscribed on the new owner before the old one is dropped).
+ *
+ * Events: `topology` (what changed), `node-added`, `node-removed`, `error`, `close`, and with
+ * maintenance notifications `maintenance`.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisClusterClient } from "@edge/redis/cluster";
+ * await using cluster = new RedisClusterClient({ nodes: ["redis://127.0.0.1:7000"] });
+ * await cluster.set("{user1}.name", "Ada");
+ * await cluster.mget("a", "b", "c"); // keys of several slots: split and merged
+ * const [n] = await cluster.pipeline().incr("hits").get("a").exec();
+ * ```
+ */
+export class RedisClusterClient extends RedisCommands<string>
+  implements AsyncDisposable, EventTarget {
+  readonly #c: ResolvedClusterOptions;
+  readonly #settings: ResolvedClientOptions;
+  readonly #logger: Logger;
+  readonly #connector: Connector;
+  readonly #clock: Clock = systemClock;
+  readonly #events = new EventTarget();
+  readonly #map: AddressMapper;
+  readonly #maintenance: MaintenanceSupport | undefined;
+  readonly #nodes = new Map<string, NodeExecutor>();
+  /** Executors by node index of the current topology (a cache). */
+  #byIndex: (NodeExecutor | undefined)[] = [];
+  #topo: ClusterTopology = emptyTopology();
+  #primaries: number[] = [];
+  #rr = 0;
+  #ready = false;
+  #discovering: Promise<void> | undefined;
+  #refreshing: Promise<void> | undefined;
+  #refreshAgain = false;
+  #periodic: TimerId | undefined;
+  readonly #retries = new Set<RetryTimer>();
+  /** Nodes whose connection is down, with the last error. */
+  readonly #down = new Map<string, Error>();
+  readonly #stats: ClusterStats = {
+    moved: 0,
+    ask: 0,
+    refused: 0,
+    unwrittenRetries: 0,
+    refreshes: 0,
+  };
+  readonly #pubsub: SubscriptionManager;
+  readonly #inner: Record<SubscriptionKind, Map<string, InnerSubscription>> = {
+    channel: new Map(),
+    pattern: new Map(),
+    shard: new Map(),
+  };
+  readonly #moving = new Map<string, Promise<void>>();
+  /** Names the client's subscriptions want, per kind. */
+  readonly #wanted: Record<SubscriptionKind, Set<string>> = {
+    channel: new Set(),
+    pattern: new Set(),
+    shard: new Set(),
+  };
+  #binary: BinaryView | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  /**
+   * Creates a client. It discovers the cluster lazily on the first command, or on `connect()`.
+   *
+   * @param options The seed nodes and settings.
+   */
+  constructor(options: RedisClusterClientOptions) {
+    super();
+    this.#c = resolveClusterOptions(options);
+    const seed = this.#c.seeds[0]!;
+    this.#settings = resolveClientOptions({ ...this.#c.node, host: seed.host, port: seed.port });
+    this.#logger = options.logger ?? silentLogger;
+    this.#connector = options.connector ?? defaultConnector;
+    this.#map = addressMapper(options.nodeAddressMap);
+    const mode = options.maintenanceNotifications?.mode ?? "auto";
+    if (mode === "enabled" && this.#settings.protocol !== 3) {
+      throw new TypeError(
+        'Cannot enable maintenance notifications with protocol 2: they need RESP3 (set protocol: 3 or mode: "auto")',
+      );
+    }
+    this.#maintenance = mode !== "disabled" && this.#settings.protocol === 3
+      ? new MaintenanceSupport(options.maintenanceNotifications ?? {}, {
+        logger: this.#logger,
+        emit: (name, detail) => this.#emit(name as RedisClusterClientEventName, detail),
+      })
+      : undefined;
+    this.#pubsub = new SubscriptionManager(
+      (args, subscribe) => this.#pubsubSend(args, subscribe),
+      (e) => this.#emit("error", e),
+    );
+  }
+
+  // ------------------------------------------------------------------ events
+
+  #emit(name: RedisClusterClientEventName, detail: unknown): void {
+    this.#events.dispatchEvent(new CustomEvent(name, { detail }));
+  }
+
+  /**
+   * Adds an event listener (`topology`, `node-added`, `node-removed`, `error`, `close`,
+   * `maintenance`).
+   *
+   * @param type The event name.
+   * @param listener The listener; events are `CustomEvent`s with a `detail`.
+   * @param options Standard listener options.
+   */
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void {
+    this.#events.addEventListener(type, listener, options);
+  }
+
+  /**
+   * Removes an event listener.
+   *
+   * @param type The event name.
+   * @param listener The listener.
+   * @param options Standard listener options.
+   */
+  removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void {
+    this.#events.removeEventListener(type, listener, options);
+  }
+
+  /**
+   * Dispatches an event to the client's listeners.
+   *
+   * @param event The event.
+   * @returns `false` if a listener cancelled it.
+   */
+  dispatchEvent(event: Event): boolean {
+    return this.#events.dispatchEvent(event);
+  }
+
+  // ------------------------------------------------------------------ nodes
+
+  #executor(address: string, host?: string, port?: number): NodeExecutor {
+    let node = this.#nodes.get(address);
+    if (node) return node;
+    if (host === undefined || port === undefined) {
+      const n = this.#topo.nodes.find((x) => x.address === address);
+      if (n) {
+        host = n.host;
+        port = n.port;
+      } else {
+        const colon = address.lastIndexOf(":");
+        host = address.slice(0, colon).replace(/^\[|\]$/g, "");
+        port = Number(address.slice(colon + 1));
+      }
+    }
+    const endpoint = { host, port };
+    node = new NodeExecutor({
+      endpoint,
+      settings: { ...this.#settings, host, port, db: 0 },
+      connector: this.#connector,
+      logger: this.#logger,
+      maintenance: this.#maintenance,
+      session: this.#c.readFrom === "primary"
+        ? undefined
+        : (role) => (role === "subscriber" ? [] : READONLY_STEP),
+      emit: (name, detail) => this.#onNodeEvent(address, name, detail),
+      onListenerError: (error) => this.#emit("error", error),
+      label: `${address} `,
+    });
+    this.#nodes.set(address, node);
+    return node;
+  }
+
+  #onNodeEvent(address: string, name: NodeEventName, detail: unknown): void {
+    if (name === "ready") {
+      this.#down.delete(address);
+      return;
+    }
+    if (name === "reconnecting") {
+      const error = (detail as { error?: Error } | undefined)?.error;
+      this.#down.set(address, error ?? new ConnectionError(`Cannot reach "${address}"`));
+      if (this.#ready) this.#scheduleRefresh();
+      return;
+    }
+    if (name === "error") {
+      if (detail instanceof ConnectionError) {
+        this.#down.set(address, detail);
+        if (this.#ready) this.#scheduleRefresh();
+      }
+      this.#emit("error", detail);
+    }
+  }
+
+  #execAt(index: number): NodeExecutor {
+    let e = this.#byIndex[index];
+    if (e === undefined || e.closed) {
+      const n = this.#topo.nodes[index]!;
+      e = this.#executor(n.address, n.host, n.port);
+      this.#byIndex[index] = e;
+    }
+    return e;
+  }
+
+  #dropExecutor(address: string): void {
+    const node = this.#nodes.get(address);
+    if (!node) return;
+    this.#nodes.delete(address);
+    this.#down.delete(address);
+    this.#byIndex = [];
+    node.close().catch(() => {});
+  }
+
+  /** Indexes of the primaries serving at least one slot. */
+  #computePrimaries(): number[] {
+    const seen = new Uint8Array(this.#topo.nodes.length);
+    const out: number[] = [];
+    const slots = this.#topo.slots;
+    for (let s = 0; s < SLOT_COUNT; s++) {
+      const i = slots[s]!;
+      if (i !== NO_NODE && seen[i] === 0) {
+        seen[i] = 1;
+        out.push(i);
+      }
+    }
+    return out;
+  }
+
+  #anyPrimary(): string | undefined {
+    const list = this.#primaries;
+    if (list.length === 0) return undefined;
+    for (let k = 0; k < list.length; k++) {
+      const i = list[(this.#rr++ & 0x7fffffff) % list.length]!;
+      const a = this.#topo.nodes[i]!.address;
+      if (!this.#down.has(a)) return a;
+    }
+    return this.#topo.nodes[list[0]!]!.address;
+  }
+
+  // ------------------------------------------------------------------ topology
+
+  /** Reads one node's view. */
+  async #readView(node: NodeExecutor, timeout: number): Promise<ClusterTopology> {
+    const [shards, info] = await Promise.allSettled([
+      node.run(["CLUSTER", "SHARDS"], undefined, 0, undefined, timeout),
+      node.run(["CLUSTER", "INFO"], undefined, 0, undefined, timeout),
+    ]);
+    const options = {
+      answeredBy: node.endpoint,
+      tls: this.#settings.tls !== undefined,
+      mapAddress: this.#map,
+      epoch: info.status === "fulfilled" ? clusterInfoEpoch(info.value as RespValue) : 0,
+    };
+    if (shards.status === "fulfilled") {
+      return parseClusterShards(shards.value as RespValue, options);
+    }
+    const e = shards.reason;
+    if (isClusterDisabledError(e)) throw e;
+    if (!(e instanceof ReplyError)) throw e;
+    // Before Redis 7.0: CLUSTER SLOTS.
+    const slots = await node.run(["CLUSTER", "SLOTS"], undefined, 0, undefined, timeout);
+    return parseClusterSlots(slots as RespValue, options);
+  }
+
+  #queryTimeout(): number {
+    const t = this.#settings.commandTimeout;
+    return t === 0 ? 5000 : Math.min(t, 5000);
+  }
+
+  /** First discovery: the seeds in parallel; the first view wins, a full refresh follows. */
+  #discover(): Promise<void> {
+    if (this.#ready) return Promise.resolve();
+    if (this.#closed) {
+      return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
+    }
+    if (this.#discovering) return this.#discovering;
+    const attempt = (async () => {
+      const seeds = this.#c.seeds.map((s) => ({ ...s, address: formatEndpoint(s) }));
+      const reasons: string[] = [];
+      let notCluster: { address: string; error: unknown } | undefined;
+      const timeout = this.#queryTimeout();
+      const view = await new Promise<ClusterTopology | undefined>((resolve) => {
+        let pending = seeds.length;
+        let done = false;
+        for (const s of seeds) {
+          const node = this.#executor(s.address, s.host, s.port);
+          node.connect()
+            .then(() => this.#readView(node, timeout))
+            .then((v) => {
+              if (!done) {
+                done = true;
+                resolve(v);
+              }
+            }, (e) => {
+              reasons.push(`${s.address}: ${(e as Error)?.message ?? String(e)}`);
+              if (isClusterDisabledError(e)) notCluster ??= { address: s.address, error: e };
+              this.#dropExecutor(s.address);
+              if (--pending === 0 && !done) {
+                done = true;
+                resolve(undefined);
+              }
+            });
+        }
+      });
+      if (this.#closed) throw new ClosedError("Cannot discover the cluster: the client is closed");
+      if (view === undefined) {
+        for (const s of seeds) this.#dropExecutor(s.address);
+        if (notCluster) {
+          throw new RedisError(
+            `Cannot discover the cluster topology: "${notCluster.address}" is not a cluster node (cluster support disabled)`,
+            { cause: notCluster.error },
+          );
+        }
+        throw new ConnectionError(
+          `Cannot discover the cluster topology: no seed node answered (${reasons.join("; ")})`,
+          { written: false },
+        );
+      }
+      if (view.nodes.length === 0 || this.#computeCoverage(view) === 0) {
+        throw new RedisError(
+          "Cannot discover the cluster topology: the cluster has no slot assigned",
+        );
+      }
+      this.#adopt(view, "refresh");
+      this.#ready = true;
+      const seedAddresses = new Set(seeds.map((s) => s.address));
+      if (!view.nodes.some((n) => seedAddresses.has(n.address))) {
+        this.#logger.warn(
+          `No seed node appears in the topology it announced (${
+            view.nodes.map((n) => n.address).join(", ")
+          }): if those addresses are not reachable from here, set nodeAddressMap`,
+        );
+      }
+      if (view.nodes.length > 1) this.#scheduleRefresh();
+      this.#armPeriodic();
+    })();
+    this.#discovering = attempt;
+    attempt.then(() => {
+      this.#discovering = undefined;
+    }, () => {
+      this.#discovering = undefined;
+    });
+    return attempt;
+  }
+
+  #computeCoverage(view: ClusterTopology): number {
+    let n = 0;
+    for (let s = 0; s < SLOT_COUNT; s++) if (view.slots[s] !== NO_NODE) n++;
+    return n;
+  }
+
+  /** Adopts a view: new executors on demand, executors of nodes gone closed, events. */
+  #adopt(view: ClusterTopology, reason: "refresh" | "moved"): void {
+    const before = this.#topo;
+    const change = diffTopology(before, view);
+    this.#topo = view;
+    this.#byIndex = [];
+    this.#primaries = this.#computePrimaries();
+    const keep = new Set(view.nodes.filter((n) => n.health !== "fail").map((n) => n.address));
+    for (const address of [...this.#nodes.keys()]) {
+      if (!keep.has(address)) this.#dropExecutor(address);
+    }
+    const empty = before.nodes.length === 0;
+    for (const a of change.added) {
+      const n = view.nodes.find((x) => x.address === a)!;
+      this.#emit("node-added", { address: a, role: n.role });
+    }
+    for (const a of change.removed) this.#emit("node-removed", { address: a });
+    if (
+      empty || change.added.length > 0 || change.removed.length > 0 || change.slotsMoved > 0 ||
+      change.changed.length > 0
+    ) {
+      const detail: TopologyEventDetail = { ...change, epoch: view.epoch, reason };
+      this.#emit("topology", detail);
+    }
+    this.#reconcileSubscriptions();
+  }
+
+  /** One refresh at a time; a request during one runs another right after it. */
+  #refresh(): Promise<void> {
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return this.#refreshing;
+    }
+    const run = (async () => {
+      try {
+        do {
+          this.#refreshAgain = false;
+          await this.#refreshOnce();
+        } while (this.#refreshAgain && !this.#closed);
+      } finally {
+        this.#refreshing = undefined;
+        this.#armPeriodic();
+      }
+    })();
+    this.#refreshing = run;
+    return run;
+  }
+
+  #scheduleRefresh(): void {
+    if (this.#closed || !this.#ready) return;
+    this.#refresh().catch((e) => {
+      if (!this.#closed) this.#emit("error", e);
+    });
+  }
+
+  async #refreshOnce(): Promise<void> {
+    if (this.#closed) return;
+    // Ask up to three nodes, reachable ones first: the primaries, then replicas, then seeds.
+    const known = this.#topo.nodes.filter((n) => n.health !== "fail").map((n) => n.address);
+    const seeds = this.#c.seeds.map((s) => formatEndpoint(s));
+    const order = [...new Set([...shuffle(known), ...seeds])];
+    const up = order.filter((a) => !this.#down.has(a));
+    const ask = [...up, ...order.filter((a) => this.#down.has(a))].slice(0, 3);
+    const timeout = this.#queryTimeout();
+    const results = await Promise.allSettled(ask.map((a) => {
+      const node = this.#executor(a);
+      return this.#readView(node, timeout);
+    }));
+    if (this.#closed) return;
+    const views: ClusterTopology[] = [];
+    const reasons: string[] = [];
+    results.forEach((r, i) => {
+      if (r.status === "fulfilled") {
+        if (this.#computeCoverage(r.value) > 0) views.push(r.value);
+      } else reasons.push(`${ask[i]}: ${(r.reason as Error)?.message ?? String(r.reason)}`);
+    });
+    for (const a of ask) {
+      // Seeds that are not part of the cluster any more are not kept connected.
+      if (
+        !this.#topo.nodes.some((n) => n.address === a) &&
+        !views.some((v) => v.nodes.some((n) => n.address === a))
+      ) {
+        this.#dropExecutor(a);
+      }
+    }
+    if (views.length === 0) {
+      throw new ConnectionError(
+        `Cannot refresh the cluster topology: no node answered (${reasons.join("; ")})`,
+      );
+    }
+    this.#stats.refreshes++;
+    const chosen = chooseTopology(views, this.#topo.epoch);
+    if (chosen) this.#adopt(chosen, "refresh");
+  }
+
+  #armPeriodic(): void {
+    const every = this.#c.topologyRefreshInterval;
+    if (this.#closed || every === 0 || !this.#ready) return;
+    this.#clock.clearTimer(this.#periodic);
+    this.#periodic = this.#clock.setTimer(() => {
+      this.#periodic = undefined;
+      this.#scheduleRefresh();
+    }, every);
+  }
+
+  /**
+   * Refreshes the topology now (it also refreshes by itself).
+   *
+   * @returns Resolves when a view was read (and adopted, unless older than the current one).
+   *
+   * @example
+   * ```ts ignore
+   * await cluster.refreshTopology();
+   * console.log(cluster.nodes().length);
+   * ```
+   */
+  async refreshTopology(): Promise<void> {
+    if (!this.#ready) return await this.#discover();
+    await this.#refresh();
+  }
+
+  /**
+   * The nodes of the current view.
+   *
+   * @returns One entry per node, primaries with their slots.
+   *
+   * @example
+   * ```ts ignore
+   * for (const n of cluster.nodes()) console.log(n.address, n.role, n.slots);
+   * ```
+   */
+  nodes(): ClusterNodeSnapshot[] {
+    const t = this.#topo;
+    const slots: SlotRange[][] = t.nodes.map(() => []);
+    for (let s = 0; s < SLOT_COUNT; s++) {
+      const i = t.slots[s]!;
+      if (i === NO_NODE) continue;
+      const list = slots[i]!;
+      const last = list[list.length - 1];
+      if (last && last.end === s - 1) last.end = s;
+      else list.push({ start: s, end: s });
+    }
+    return t.nodes.map((n, i) => ({
+      address: n.address,
+      id: n.id,
+      role: n.role,
+      health: n.health,
+      primary: n.primary,
+      slots: slots[i]!,
+    }));
+  }
+
+  /**
+   * The node serving a slot as its primary, in the current view.
+   *
+   * @param slot The slot, 0-16383.
+   * @returns Its `host:port`, or `undefined` when no node serves it.
+   *
+   * @example
+   * ```ts ignore
+   * import { keySlot } from "@edge/redis/cluster";
+   * cluster.nodeForSlot(keySlot("user:1"));
+   * ```
+   */
+  nodeForSlot(slot: number): string | undefined {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
+      throw new RangeError(`Cannot look up slot ${slot}: slots are 0-16383`);
+    }
+    const i = this.#topo.slots[slot]!;
+    return i === NO_NODE ? undefined : this.#topo.nodes[i]!.address;
+  }
+
+  /**
+   * Counters of the redirections, retries and refreshes so far.
+   *
+   * @returns A copy of the counters.
+   *
+   * @example
+   * ```ts ignore
+   * const { moved, ask } = cluster.stats();
+   * ```
+   */
+  stats(): ClusterStats {
+    return { ...this.#stats };
+  }
+
+  // ------------------------------------------------------------------ commands
+
+  /** @internal Runs one command (the typed methods call this). */
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    return this.#dispatch(args, transform, flags, blockMs, undefined);
+  }
+
+  #dispatch(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    if (this.#closed) {
+      const e = new ClosedError("Cannot send the command: the client is closed", {
+        written: false,
+      });
+      return (flags & FLAG_ERRORS_AS_VALUES) !== 0 ? Promise.resolve(e) : Promise.reject(e);
+    }
+    if (!this.#ready) {
+      return this.#discover().then(
+        () => this.#route(args, transform, flags, blockMs, timeout),
+        (e) => {
+          if ((flags & FLAG_ERRORS_AS_VALUES) !== 0) return e;
+          throw e;
+        },
+      );
+    }
+    return this.#route(args, transform, flags, blockMs, timeout);
+  }
+
+  #job(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+    slot: number,
+    node: string | undefined,
+  ): Job {
+    return {
+      args,
+      transform,
+      flags: flags & ~FLAG_ERRORS_AS_VALUES,
+      blockMs,
+      timeout,
+      slot,
+      node,
+      asking: undefined,
+      attempts: 0,
+      start: this.#clock.now(),
+      asValue: (flags & FLAG_ERRORS_AS_VALUES) !== 0,
+      last: undefined,
+    };
+  }
+
+  #route(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    const idx = commandKeyIndexes(args, true);
+    if (idx !== undefined && idx.length > 0) {
+      const slot = keySlot(args[idx[0]!]!);
+      for (let i = 1; i < idx.length; i++) {
+        if (keySlot(args[idx[i]!]!) !== slot) {
+          return this.#crossSlot(args, idx, transform, flags, timeout);
+        }
+      }
+      return this.#send(this.#job(args, transform, flags, blockMs, timeout, slot, undefined));
+    }
+    const policy = commandPolicy(args);
+    if (policy?.request === "all_shards" || policy?.request === "all_nodes") {
+      return this.#fanOut(args, transform, flags, timeout, policy);
+    }
+    return this.#send(this.#job(args, transform, flags, blockMs, timeout, -1, undefined));
+  }
+
+  /** The address of the node for the next attempt, or `undefined` when none serves the slot. */
+  #target(job: Job): string | undefined {
+    if (job.asking !== undefined) return job.asking;
+    if (job.node !== undefined) return job.node;
+    if (job.slot < 0) return this.#anyPrimary();
+    const i = this.#topo.slots[job.slot]!;
+    if (i === NO_NODE) return undefined;
+    return this.#topo.nodes[this.#readIndex(i, job.flags)]!.address;
+  }
+
+  /** The node index to send to for a slot served by primary `i`: a replica for reads when asked. */
+  #readIndex(i: number, flags: number): number {
+    if (this.#c.readFrom === "primary" || (flags & FLAG_READONLY) === 0) return i;
+    const reps = this.#topo.replicas[i];
+    if (reps === undefined || reps.length === 0) return i;
+    const r = reps[(this.#rr++ & 0x7fffffff) % reps.length]!;
+    if (this.#c.readFrom === "replica" || !this.#down.has(this.#topo.nodes[r]!.address)) return r;
+    return i;
+  }
+
+  #send(job: Job): Promise<unknown> {
+    let node: NodeExecutor;
+    let address: string;
+    if (job.asking === undefined && job.node === undefined && job.slot >= 0) {
+      // The common case: a keyed command to the slot's node (cached executor).
+      const i = this.#topo.slots[job.slot]!;
+      if (i === NO_NODE) {
+        job.attempts++;
+        this.#scheduleRefresh();
+        return this.#later(
+          job,
+          new RedisError(`Cannot send "${nameOf(job.args)}": no node serves slot ${job.slot}`),
+        );
+      }
+      const k = this.#readIndex(i, job.flags);
+      address = this.#topo.nodes[k]!.address;
+      node = this.#execAt(k);
+    } else {
+      const a = this.#target(job);
+      if (a === undefined) {
+        job.attempts++;
+        this.#scheduleRefresh();
+        return this.#later(
+          job,
+          new RedisError(`Cannot send "${nameOf(job.args)}": no primary serves any slot`),
+        );
+      }
+      address = a;
+      node = this.#executor(a);
+    }
+    if (job.asking === undefined && this.#down.size > 0 && this.#down.has(address)) {
+      // Do not queue behind a connection that is down: wait for the topology to change.
+      job.attempts++;
+      job.last = address;
+      this.#scheduleRefresh();
+      return this.#later(job, this.#down.get(address)!);
+    }
+    job.attempts++;
+    job.last = address;
+    let p: Promise<unknown>;
+    if (job.asking !== undefined) {
+      job.asking = undefined;
+      p = node.sendAll([
+        { args: ["ASKING"], transform: undefined, flags: 0 },
+        { args: job.args, transform: job.transform, flags: job.flags & ~FLAG_BLOCKING },
+      ])[1]!;
+    } else {
+      p = node.run(job.args, job.transform, job.flags, job.blockMs, job.timeout);
+    }
+    return p.then(undefined, (e) => this.#onError(job, e, node, address));
+  }
+
+  #canRetry(job: Job): boolean {
+    return !this.#closed && job.attempts < this.#c.maxAttempts &&
+      this.#clock.now() - job.start < this.#c.maxTotalRetriesDuration;
+  }
+
+  #fail(job: Job, e: unknown): unknown {
+    let error = e;
+    if (
+      job.last !== undefined && this.#down.has(job.last) &&
+      (e instanceof TimeoutError || e instanceof ClosedError || e instanceof ConnectionError) &&
+      e.written === false
+    ) {
+      // Retries ran out while the node was unreachable: say so.
+      const cause = this.#down.get(job.last)!;
+      error = new ConnectionError(
+        `Cannot send "${
+          nameOf(job.args)
+        }" to "${job.last}": the node is unreachable (${cause.message})`,
+        { cause, written: false },
+      );
+    }
+    if (job.asValue) return error;
+    throw error;
+  }
+
+  #onError(job: Job, e: unknown, node: NodeExecutor, address: string): unknown {
+    if (e instanceof ReplyError) {
+      const r = parseRedirect(e, node.endpoint);
+      if (r !== undefined) {
+        if (!this.#canRetry(job)) return this.#fail(job, e);
+        const to = this.#map(r.to);
+        const target = formatEndpoint(to);
+        if (r.ask) {
+          this.#stats.ask++;
+          this.#executor(target, to.host, to.port);
+          job.asking = target;
+          return this.#send(job);
+        }
+        this.#stats.moved++;
+        job.node = undefined;
+        this.#patch(r.slot, to);
+        const moving = this.#moveShardSubscriptions(r.slot);
+        return moving ? moving.then(() => this.#send(job)) : this.#send(job);
+      }
+      if (isRetryableRefusal(e)) {
+        this.#stats.refused++;
+        if (e.prefix === "CLUSTERDOWN" || e.prefix === "MASTERDOWN") this.#scheduleRefresh();
+        return this.#later(job, e);
+      }
+      return this.#fail(job, e);
+    }
+    const unwritten =
+      (e instanceof ConnectionError || e instanceof TimeoutError || e instanceof ClosedError) &&
+      e.written === false;
+    if (e instanceof ConnectionError || e instanceof ClosedError) {
+      if (e instanceof ConnectionError) this.#down.set(address, e);
+      this.#scheduleRefresh();
+    }
+    if (unwritten && !this.#closed) {
+      this.#stats.unwrittenRetries++;
+      return this.#later(job, e);
+    }
+    return this.#fail(job, e);
+  }
+
+  /** Retries after a pause: the remaining time spread over the remaining attempts. */
+  #later(job: Job, e: unknown): Promise<unknown> {
+    if (!this.#canRetry(job)) {
+      try {
+        return Promise.resolve(this.#fail(job, e));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const left = this.#c.maxTotalRetriesDuration - (this.#clock.now() - job.start);
+    const attemptsLeft = Math.max(1, this.#c.maxAttempts - job.attempts);
+    const ms = Math.max(10, Math.min(left, Math.floor(left / (attemptsLeft * (attemptsLeft + 1)))));
+    return new Promise((resolve, reject) => {
+      const entry: RetryTimer = {
+        id: undefined,
+        fail: () => {
+          try {
+            resolve(
+              this.#fail(
+                job,
+                new ClosedError("Cannot send the command: the client is closed", {
+                  written: false,
+                }),
+              ),
+            );
+          } catch (err) {
+            reject(err);
+          }
+        },
+      };
+      entry.id = this.#clock.setTimer(() => {
+        this.#retries.delete(entry);
+        this.#send(job).then(resolve, reject);
+      }, ms);
+      this.#retries.add(entry);
+    });
+  }
+
+  /** A MOVED: the slot goes to its new owner at once, a refresh follows. */
+  #patch(slot: number, to: HostPort): void {
+    const before = this.#topo.nodes.length;
+    patchSlot(this.#topo, slot, to);
+    if (this.#topo.nodes.length !== before) this.#primaries = this.#computePrimaries();
+    else if (!this.#primaries.includes(this.#topo.slots[slot]!)) {
+      this.#primaries = this.#computePrimaries();
+    }
+    this.#scheduleRefresh();
+  }
+
+  #crossSlot(
+    args: RedisArgument[],
+    idx: number[],
+    transform: Transform | undefined,
+    flags: number,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    const policy = commandPolicy(args);
+    const asValue = (flags & FLAG_ERRORS_AS_VALUES) !== 0;
+    const slots = new Map<number, number[]>();
+    idx.forEach((pos, k) => {
+      const s = keySlot(args[pos]!);
+      const list = slots.get(s);
+      if (list) list.push(k);
+      else slots.set(s, [k]);
+    });
+    if (policy?.request !== "multi_shard" || this.#c.crossSlot === "refuse") {
+      const e = new TypeError(
+        `Cannot send "${nameOf(args)}": its keys hash to different slots (${
+          rangesOfSlots(slots.keys())
+        }); put them in one slot with a hash tag such as "{user1}"`,
+      );
+      return asValue ? Promise.resolve(e) : Promise.reject(e);
+    }
+    // One command per slot: the arguments before the first key, then each key with the
+    // arguments that follow it up to the next key (MSET's values).
+    const step = idx.length > 1 ? idx[1]! - idx[0]! : 1;
+    const head = args.slice(0, idx[0]!);
+    const parts: { keys: number[]; promise: Promise<unknown> }[] = [];
+    for (const [slot, keys] of slots) {
+      const sub: RedisArgument[] = [...head];
+      for (const k of keys) {
+        const at = idx[k]!;
+        for (let j = 0; j < step; j++) sub.push(args[at + j]!);
+      }
+      const job = this.#job(
+        sub,
+        undefined,
+        flags & ~FLAG_ERRORS_AS_VALUES,
+        undefined,
+        timeout,
+        slot,
+        undefined,
+      );
+      parts.push({ keys, promise: this.#send(job) });
+    }
+    const merged = Promise.all(parts.map((p) => p.promise)).then((replies) => {
+      let value: unknown;
+      if (policy.response === "agg_sum") value = aggregateReplies(replies, "agg_sum");
+      else if (policy.response === "all_succeeded" || policy.response === "one_succeeded") {
+        value = replies[0];
+      } else {
+        const out: unknown[] = new Array(idx.length);
+        parts.forEach((p, i) => {
+          const r = replies[i];
+          if (!Array.isArray(r)) {
+            throw new RedisError(`Cannot merge the replies of "${nameOf(args)}": expected arrays`);
+          }
+          p.keys.forEach((k, j) => (out[k] = r[j]));
+        });
+        value = out;
+      }
+      return transform ? transform(value as RespValue) : value;
+    });
+    return asValue ? merged.catch((e) => e) : merged;
+  }
+
+  #fanOut(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    timeout: number | undefined,
+    policy: CommandPolicy,
+  ): Promise<unknown> {
+    const asValue = (flags & FLAG_ERRORS_AS_VALUES) !== 0;
+    const t = this.#topo;
+    const targets = this.#primaries.map((i) => t.nodes[i]!.address);
+    if (policy.request === "all_nodes") {
+      for (const i of this.#primaries) {
+        for (const r of t.replicas[i] ?? []) targets.push(t.nodes[r]!.address);
+      }
+    }
+    const run = Promise.allSettled(targets.map((a) =>
+      this.#send(
+        this.#job(args, undefined, flags & ~FLAG_ERRORS_AS_VALUES, undefined, timeout, -1, a),
+      )
+    )).then((settled) => {
+      const ok = settled.filter((s) => s.status === "fulfilled").map((s) =>
+        (s as PromiseFulfilledResult<unknown>).value
+      );
+      const failed = settled.find((s) => s.status === "rejected") as
+        | PromiseRejectedResult
+        | undefined;
+      if (targets.length === 0) {
+        throw new RedisError(`Cannot send "${nameOf(args)}": no primary serves any slot`);
+      }
+      if (policy.response === "one_succeeded") {
+        if (ok.length === 0) throw failed!.reason;
+      } else if (failed) throw failed.reason;
+      const value = aggregateReplies(ok, policy.response);
+      return transform ? transform(value as RespValue) : value;
+    });
+    return asValue ? run.catch((e) => e) : run;
+  }
+
+  /**
+   * Connects now: discovers the cluster and opens a connection to every primary.
+   *
+   * @returns Resolves when every primary's connection is ready.
+   */
+  async connect(): Promise<void> {
+    await this.#discover();
+    await Promise.all(this.#primaries.map((i) => this.#execAt(i).connect()));
+  }
+
+  /**
+   * Sends any command and returns its raw reply, routed by its keys like the typed methods.
+   * Keyless commands follow their request policy (`all_shards`: every primary, replies
+   * combined), or go to one primary.
+   *
+   * @param args The command and its arguments.
+   * @param options Binary replies, blocking, timeout.
+   * @returns The raw reply.
+   *
+   * @example
+   * ```ts ignore
+   * const size = await cluster.sendCommand(["DBSIZE"]); // the sum over the primaries
+   * ```
+   */
+  sendCommand(args: RedisArgument[], options: SendCommandOptions = {}): Promise<RespValue> {
+    if (!Array.isArray(args) || args.length === 0) {
+      return Promise.reject(new TypeError("Cannot send an empty command"));
+    }
+    const refused = reservedCommandError(args);
+    if (refused !== undefined) return Promise.reject(refused);
+    const policy = commandPolicy(args);
+    const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
+      (options.blockMs !== undefined || policy?.blocking ? FLAG_BLOCKING : 0) |
+      (policy?.readonly ? FLAG_READONLY : 0);
+    return this.#dispatch(args, undefined, flags, options.blockMs, options.timeout) as Promise<
+      RespValue
+    >;
+  }
+
+  /**
+   * A view of this client whose commands reply bulk strings as `Uint8Array`.
+   *
+   * @returns The binary view (shares the client's connections).
+   */
+  binary(): RedisCommands<Uint8Array> {
+    return this.#binary ??= new BinaryView((a, t, f, b) => this._run(a, t, f, b));
+  }
+
+  /**
+   * Starts a pipeline: each command goes to its node (commands of one node leave together),
+   * the results come back in order; each command is redirected on its own.
+   *
+   * @returns A new pipeline.
+   */
+  pipeline(): Pipeline {
+    return new Pipeline((args, transform, flags, blockMs) =>
+      this.#dispatch(args, transform, flags, blockMs, undefined)
+    );
+  }
+
+  /**
+   * Starts a transaction. Every key must hash to one slot; the transaction runs on that
+   * slot's primary, and runs again there whole when the slot moved before `EXEC`.
+   *
+   * @returns A new transaction.
+   */
+  multi(): Transaction {
+    return new Transaction((commands) => this.#sendTransaction(commands));
+  }
+
+  #slotOfCommands(commands: readonly { args: RedisArgument[] }[]): number | TypeError {
+    const slots = new Set<number>();
+    for (const c of commands) {
+      const idx = commandKeyIndexes(c.args, true);
+      if (idx === undefined) continue;
+      for (const i of idx) slots.add(keySlot(c.args[i]!));
+    }
+    if (slots.size > 1) {
+      return new TypeError(
+        `Cannot run the transaction: its keys hash to different slots (${
+          rangesOfSlots(slots)
+        }); put them in one slot with a hash tag such as "{user1}"`,
+      );
+    }
+    return slots.size === 0 ? -1 : [...slots][0]!;
+  }
+
+  #sendTransaction(commands: GroupCommand[]): Promise<unknown>[] {
+    const settle: { resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+    const promises = commands.map(() =>
+      new Promise<unknown>((resolve, reject) => settle.push({ resolve, reject }))
+    );
+    const slot = this.#slotOfCommands(commands.slice(1, -1));
+    const finish = (results: PromiseSettledResult<unknown>[]) => {
+      results.forEach((r, i) => {
+        if (r.status === "fulfilled") settle[i]!.resolve(r.value);
+        else settle[i]!.reject(r.reason);
+      });
+    };
+    const failAll = (e: unknown) => finish(commands.map(() => ({ status: "rejected", reason: e })));
+    if (slot instanceof TypeError) {
+      failAll(slot);
+      return promises;
+    }
+    const job = this.#job(["MULTI"], undefined, 0, undefined, undefined, slot, undefined);
+    const attempt = async (): Promise<void> => {
+      await this.#discover();
+      for (;;) {
+        const address = this.#target(job);
+        if (address === undefined) {
+          this.#scheduleRefresh();
+          await this.#pause(
+            job,
+            new RedisError(`Cannot run the transaction: no node serves slot ${slot}`),
+          );
+          continue;
+        }
+        job.attempts++;
+        job.last = address;
+        const node = this.#executor(address);
+        const results = await Promise.allSettled(node.sendAll(commands));
+        // A refusal before EXEC (the queued commands were answered with a redirect): run the
+        // whole transaction again where the slot is now.
+        const refusal = results.slice(0, -1).map((r) =>
+          r.status === "rejected" ? r.reason : undefined
+        )
+          .find((e) =>
+            e instanceof ReplyError && (parseRedirect(e, node.endpoint) || isRetryableRefusal(e))
+          );
+        const last = results[results.length - 1]!;
+        const unwritten = results.every((r) =>
+          r.status === "rejected" &&
+          (r.reason instanceof ConnectionError || r.reason instanceof ClosedError ||
+            r.reason instanceof TimeoutError) &&
+          r.reason.written === false
+        );
+        if ((refusal !== undefined && last.status === "rejected") || unwritten) {
+          if (!this.#canRetry(job)) {
+            finish(results);
+            return;
+          }
+          const e = (refusal ?? (results[0] as PromiseRejectedResult).reason) as Error;
+          const r = e instanceof ReplyError ? parseRedirect(e, node.endpoint) : undefined;
+          if (r !== undefined && !r.ask) {
+            this.#stats.moved++;
+            this.#patch(r.slot, this.#map(r.to));
+            continue;
+          }
+          if (r?.ask) this.#stats.ask++;
+          else if (e instanceof ReplyError) this.#stats.refused++;
+          else this.#scheduleRefresh();
+          // ASK, TRYAGAIN, ...: the slot is moving; try again once it moved.
+          await this.#pause(job, e);
+          continue;
+        }
+        finish(results);
+        return;
+      }
+    };
+    attempt().catch(failAll);
+    return promises;
+  }
+
+  /** Waits like `#later` before the next attempt of a job run by its caller. */
+  #pause(job: Job, e: unknown): Promise<void> {
+    if (!this.#canRetry(job)) return Promise.reject(e);
+    const left = this.#c.maxTotalRetriesDuration - (this.#clock.now() - job.start);
+    const attemptsLeft = Math.max(1, this.#c.maxAttempts - job.attempts);
+    const ms = Math.max(10, Math.floor(left / (attemptsLeft * (attemptsLeft + 1))));
+    return new Promise((resolve, reject) => {
+      const entry: RetryTimer = {
+        id: undefined,
+        fail: () =>
+          reject(
+            new ClosedError("Cannot send the command: the client is closed", { written: false }),
+          ),
+      };
+      entry.id = this.#clock.setTimer(() => {
+        this.#retries.delete(entry);
+        resolve();
+      }, ms);
+      this.#retries.add(entry);
+    });
+  }
+
+  /**
+   * Borrows an exclusive connection of the node serving the keys and `WATCH`es them on it.
+   * The keys must hash to one slot.
+   *
+   * @param keys The keys to watch.
+   * @returns A session for reads and the transaction.
+   */
+  async watch(...keys: RedisArgument[]): Promise<WatchSession> {
+    if (keys.length === 0) throw new TypeError("Cannot watch: no key given");
+    const slots = new Set(keys.map((k) => keySlot(k)));
+    if (slots.size > 1) {
+      throw new TypeError(
+        `Cannot watch: the keys hash to different slots (${
+          rangesOfSlots(slots)
+        }); put them in one slot with a hash tag such as "{user1}"`,
+      );
+    }
+    await this.#discover();
+    const slot = [...slots][0]!;
+    const job = this.#job(["WATCH"], undefined, 0, undefined, undefined, slot, undefined);
+    for (;;) {
+      const address = this.#target(job);
+      if (address === undefined) {
+        this.#scheduleRefresh();
+        await this.#pause(job, new RedisError(`Cannot watch: no node serves slot ${slot}`));
+        continue;
+      }
+      job.attempts++;
+      try {
+        return await this.#executor(address).watch(keys);
+      } catch (e) {
+        const r = e instanceof ReplyError
+          ? parseRedirect(e, this.#executor(address).endpoint)
+          : undefined;
+        if (r && !r.ask && this.#canRetry(job)) {
+          this.#stats.moved++;
+          this.#patch(r.slot, this.#map(r.to));
+          continue;
+        }
+        if ((r?.ask || isRetryableRefusal(e)) && this.#canRetry(job)) {
+          await this.#pause(job, e);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ pub/sub
+
+  #listener(kind: SubscriptionKind): PubSubListener {
+    const m = this.#pubsub;
+    if (kind === "pattern") {
+      return (message, channel, pattern) => m.onPush(["pmessage", pattern ?? "", channel, message]);
+    }
+    const type = kind === "shard" ? "smessage" : "message";
+    return (message, channel) => m.onPush([type, channel, message]);
+  }
+
+  /** Where a subscription of this kind and name belongs now. */
+  #subscriptionNode(kind: SubscriptionKind, name: string): string | undefined {
+    if (kind === "shard") {
+      const i = this.#topo.slots[keySlot(name)]!;
+      return i === NO_NODE ? undefined : this.#topo.nodes[i]!.address;
+    }
+    // Plain channels and patterns: keep them where they are while that node serves.
+    const any = [...this.#inner.channel.values(), ...this.#inner.pattern.values()]
+      .map((s) => s.node)
+      .find((a) => this.#primaries.some((i) => this.#topo.nodes[i]!.address === a));
+    if (any) return any;
+    const first = this.#primaries.map((i) => this.#topo.nodes[i]!.address).sort()[0];
+    return first;
+  }
+
+  #pubsubSend(args: string[], subscribe: boolean): Promise<unknown> {
+    const kind = KINDS[args[0]!.toUpperCase()]!;
+    const names = args.slice(1);
+    const wanted = this.#wanted[kind];
+    if (subscribe) {
+      for (const n of names) wanted.add(n);
+      return Promise.all(names.map((n) => this.#innerSubscribe(kind, n)));
+    }
+    const map = this.#inner[kind];
+    return Promise.all(names.map((n) => {
+      wanted.delete(n);
+      const inner = map.get(n);
+      map.delete(n);
+      return inner?.sub.unsubscribe();
+    }));
+  }
+
+  async #innerSubscribe(kind: SubscriptionKind, name: string): Promise<void> {
+    await this.#discover();
+    const job = this.#job(
+      ["SSUBSCRIBE"],
+      undefined,
+      0,
+      undefined,
+      undefined,
+      kind === "shard" ? keySlot(name) : -1,
+      undefined,
+    );
+    for (;;) {
+      const address = this.#subscriptionNode(kind, name);
+      if (address === undefined) {
+        this.#scheduleRefresh();
+        await this.#pause(
+          job,
+          new RedisError(`Cannot subscribe to "${name}": no node serves its slot`),
+        );
+        continue;
+      }
+      job.attempts++;
+      const node = this.#executor(address);
+      try {
+        const sub = await node.subscribe(
+          kind,
+          name,
+          this.#listener(kind),
+          this.#settings.maxBufferedMessages,
+        );
+        if (!this.#wanted[kind].has(name)) {
+          // Unsubscribed while the server confirmed.
+          sub.unsubscribe().catch(() => {});
+          return;
+        }
+        const old = this.#inner[kind].get(name);
+        this.#inner[kind].set(name, { node: address, sub });
+        if (old) old.sub.unsubscribe().catch(() => {});
+        return;
+      } catch (e) {
+        const r = e instanceof ReplyError ? parseRedirect(e, node.endpoint) : undefined;
+        if (r && !r.ask && this.#canRetry(job)) {
+          this.#stats.moved++;
+          this.#patch(r.slot, this.#map(r.to));
+          continue;
+        }
+        if (
+          (r?.ask || isRetryableRefusal(e) ||
+            ((e instanceof ConnectionError || e instanceof ClosedError) && e.written === false)) &&
+          this.#canRetry(job)
+        ) {
+          await this.#pause(job, e);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Moves one subscription to `to`: subscribed there first, then dropped where it was. */
+  #move(kind: SubscriptionKind, name: string, to: string): Promise<void> {
+    const key = `${kind}\u0000${name}`;
+    const running = this.#moving.get(key);
+    if (running) return running;
+    const run = (async () => {
+      const old = this.#inner[kind].get(name);
+      if (!old || old.node === to) return;
+      try {
+        const sub = await this.#executor(to).subscribe(
+          kind,
+          name,
+          this.#listener(kind),
+          this.#settings.maxBufferedMessages,
+        );
+        const current = this.#inner[kind].get(name);
+        if (current !== old) {
+          // Unsubscribed (or moved) meanwhile.
+          sub.unsubscribe().catch(() => {});
+          return;
+        }
+        this.#inner[kind].set(name, { node: to, sub });
+        this.#logger.debug(
+          `Moved the ${kind} subscription "${name}" from "${old.node}" to "${to}"`,
+        );
+        await old.sub.unsubscribe().catch(() => {});
+      } catch (e) {
+        this.#logger.warn(
+          `Cannot move the ${kind} subscription "${name}" to "${to}": ${(e as Error).message}`,
+        );
+        this.#scheduleRefresh();
+      }
+    })().finally(() => this.#moving.delete(key));
+    this.#moving.set(key, run);
+    return run;
+  }
+
+  /** Shard subscriptions of a slot that moved, moved with it; `undefined` when none. */
+  #moveShardSubscriptions(slot: number): Promise<void> | undefined {
+    const map = this.#inner.shard;
+    if (map.size === 0) return undefined;
+    const moves: Promise<void>[] = [];
+    for (const [name, inner] of map) {
+      if (keySlot(name) !== slot) continue;
+      const owner = this.#subscriptionNode("shard", name);
+      if (owner !== undefined && owner !== inner.node) moves.push(this.#move("shard", name, owner));
+    }
+    return moves.length > 0 ? Promise.all(moves).then(() => {}) : undefined;
+  }
+
+  #reconcileSubscriptions(): void {
+    for (const kind of ["channel", "pattern", "shard"] as const) {
+      for (const [name, inner] of this.#inner[kind]) {
+        const owner = this.#subscriptionNode(kind, name);
+        if (owner !== undefined && owner !== inner.node) {
+          if (kind !== "shard" && this.#nodes.has(inner.node) && !this.#down.has(inner.node)) {
+            continue;
+          }
+          this.#move(kind, name, owner).catch(() => {});
+        }
+      }
+    }
+  }
+
+  #subscribe(
+    kind: SubscriptionKind,
+    names: string | string[],
+    listener?: PubSubListener,
+  ): Promise<Subscription> {
+    const list = typeof names === "string" ? [names] : [...(names ?? [])];
+    if (list.length === 0) {
+      return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
+    }
+    for (const n of list) {
+      if (typeof n !== "string" || n.length === 0) {
+        return Promise.reject(
+          new TypeError("Cannot subscribe: channel names must be non-empty strings"),
+        );
+      }
+    }
+    if (this.#closed) {
+      return Promise.reject(new ClosedError("Cannot subscribe: the client is closed"));
+    }
+    const sub = new Subscription(
+      this.#pubsub,
+      kind,
+      list,
+      listener,
+      this.#settings.maxBufferedMessages,
+    );
+    return this.#pubsub.add(sub).then(() => sub);
+  }
+
+  /**
+   * Subscribes to channels (on one node: a cluster forwards every message to every node).
+   *
+   * @param channels One channel or several.
+   * @param listener Called per message; without it, iterate the subscription.
+   * @returns The subscription, once the server confirmed it.
+   */
+  subscribe(channels: string | string[], listener?: PubSubListener): Promise<Subscription> {
+    return this.#subscribe("channel", channels, listener);
+  }
+
+  /**
+   * Subscribes to glob-style patterns (on one node).
+   *
+   * @param patterns One pattern or several.
+   * @param listener Called per message with the matching pattern.
+   * @returns The subscription.
+   */
+  psubscribe(patterns: string | string[], listener?: PubSubListener): Promise<Subscription> {
+    return this.#subscribe("pattern", patterns, listener);
+  }
+
+  /**
+   * Subscribes to shard channels (`SSUBSCRIBE`), each on the node serving its slot; when the
+   * slot moves, the subscription follows it.
+   *
+   * @param channels One shard channel or several (of any slots).
+   * @param listener Called per message.
+   * @returns The subscription.
+   */
+  ssubscribe(channels: string | string[], listener?: PubSubListener): Promise<Subscription> {
+    return this.#subscribe("shard", channels, listener);
+  }
+
+  // ------------------------------------------------------------------ iterators
+
+  /**
+   * Iterates over every key of the cluster (SCAN on every primary in turn).
+   *
+   * @param options Pattern, count hint, type.
+   * @returns An async iterator of key names.
+   */
+  async *scan(options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+    await this.#discover();
+    const primaries = this.#primaries.map((i) => this.#topo.nodes[i]!.address);
+    for (const address of primaries) {
+      const node = this.#executor(address);
+      const view = new NodeCommands(node);
+      yield* cursorIterator((cursor) => view.scanPage(cursor, options));
+    }
+  }
+
+  /**
+   * Iterates over the fields of a hash (HSCAN).
+   *
+   * @param key The hash.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of `[field, value]`.
+   */
+  hscan(
+    key: RedisArgument,
+    options: ScanIteratorOptions = {},
+  ): AsyncIterableIterator<[string, string]> {
+    return cursorIterator((cursor) => this.hscanPage(key, cursor, options));
+  }
+
+  /**
+   * Iterates over the members of a set (SSCAN).
+   *
+   * @param key The set.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of members.
+   */
+  sscan(key: RedisArgument, options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+    return cursorIterator((cursor) => this.sscanPage(key, cursor, options));
+  }
+
+  /**
+   * Iterates over the members of a sorted set with their scores (ZSCAN).
+   *
+   * @param key The sorted set.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of `{ member, score }`.
+   */
+  zscan(
+    key: RedisArgument,
+    options: ScanIteratorOptions = {},
+  ): AsyncIterableIterator<ScoredMember> {
+    return cursorIterator((cursor) => this.zscanPage(key, cursor, options));
+  }
+
+  // ------------------------------------------------------------------ close
+
+  /**
+   * Closes the client: new commands are refused, commands waiting for a retry fail with
+   * `ClosedError`, in-flight ones complete, then every connection closes.
+   *
+   * @returns Resolves when every socket and timer is closed.
+   */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    this.#clock.clearTimer(this.#periodic);
+    this.#periodic = undefined;
+    for (const r of [...this.#retries]) {
+      this.#clock.clearTimer(r.id);
+      this.#retries.delete(r);
+      r.fail();
+    }
+    this.#pubsub.endAll();
+    this.#maintenance?.close();
+    const nodes = [...this.#nodes.values()];
+    this.#nodes.clear();
+    this.#closing = (async () => {
+      await this.#discovering?.catch(() => {});
+      await this.#refreshing?.catch(() => {});
+      // Nodes created while discovery or refresh finished.
+      nodes.push(...this.#nodes.values());
+      this.#nodes.clear();
+      await Promise.all(nodes.map((n) => n.close()));
+      this.#emit("close", undefined);
+    })();
+    return this.#closing;
+  }
+
+  /** Closes the client: `await using cluster = new RedisClusterClient(...)`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+function shuffle<T>(list: T[]): T[] {
+  const a = [...list];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}

@@ -1,0 +1,190 @@
+/**
+ * Options of {@linkcode RedisClusterClient} and their defaults.
+ *
+ * @module
+ */
+
+import type { RedisClientOptions } from "../client/options.ts";
+import { parseRedisUrl } from "../client/options.ts";
+import type { HostPort } from "../maintenance/endpoint.ts";
+import type { NodeAddressMap } from "./topology.ts";
+
+/** Where reads (commands with the `readonly` flag) go. */
+export type ReadFrom = "primary" | "replica" | "prefer-replica";
+
+/**
+ * Options of a {@linkcode RedisClusterClient}: the seed nodes, the cluster settings, and the
+ * connection settings of the standalone client (applied to every node).
+ *
+ * @example
+ * ```ts
+ * import type { RedisClusterClientOptions } from "@edge/redis/cluster";
+ * const options: RedisClusterClientOptions = {
+ *   nodes: ["redis://127.0.0.1:7000", "redis://127.0.0.1:7001"],
+ *   readFrom: "prefer-replica",
+ * };
+ * ```
+ */
+export interface RedisClusterClientOptions
+  extends Omit<RedisClientOptions, "url" | "host" | "port" | "db"> {
+  /**
+   * Seed nodes: `redis://host:port` (`rediss://` for TLS), `host:port`, or `{ host, port }`.
+   * Any one reachable node of the cluster is enough; the others are discovered. Credentials in
+   * the first URL apply to every node unless `username` / `password` are given.
+   */
+  nodes: (string | HostPort)[];
+  /**
+   * Most attempts of one command, redirections and retries included.
+   * @default {5}
+   */
+  maxAttempts?: number;
+  /**
+   * Longest time, in ms, one command may spend in redirections and retries.
+   * @default {10000}
+   */
+  maxTotalRetriesDuration?: number;
+  /**
+   * Where reads go: `"primary"`; `"replica"` (a healthy replica of the slot, its primary when it
+   * has none); `"prefer-replica"` (like `"replica"`, and the primary while the replica is
+   * unreachable).
+   * @default {"primary"}
+   */
+  readFrom?: ReadFrom;
+  /**
+   * Milliseconds between background topology refreshes; 0 turns them off (refreshes on
+   * `MOVED` and on connection errors still happen).
+   * @default {60000}
+   */
+  topologyRefreshInterval?: number;
+  /**
+   * Rewrites the addresses nodes announce (NAT, containers): `{ "10.0.0.5:6379":
+   * "127.0.0.1:7000" }`, or a function returning the address to use (or `undefined` to keep it).
+   */
+  nodeAddressMap?: NodeAddressMap;
+  /**
+   * What MGET, MSET, DEL, UNLINK, EXISTS and TOUCH do with keys of several slots: `"split"` sends
+   * one command per slot in parallel and merges the replies in the caller's order (not atomic:
+   * an MSET may be applied on some slots only when a node fails); `"refuse"` rejects them like
+   * any other cross-slot command.
+   * @default {"split"}
+   */
+  crossSlot?: "split" | "refuse";
+}
+
+/** @internal A seed, resolved. */
+export interface ClusterSeed extends HostPort {
+  tls: boolean;
+}
+
+/** @internal Cluster settings with every default applied. */
+export interface ResolvedClusterOptions {
+  seeds: ClusterSeed[];
+  maxAttempts: number;
+  maxTotalRetriesDuration: number;
+  readFrom: ReadFrom;
+  topologyRefreshInterval: number;
+  crossSlot: "split" | "refuse";
+  /** Connection settings for every node (host and port replaced per node). */
+  node: RedisClientOptions;
+}
+
+function parseSeed(
+  seed: string | HostPort,
+): { seed: ClusterSeed; url?: ReturnType<typeof parseRedisUrl> } {
+  if (typeof seed === "object" && seed !== null) {
+    if (
+      typeof seed.host !== "string" || !Number.isInteger(seed.port) || seed.port < 1 ||
+      seed.port > 65535
+    ) {
+      throw new TypeError(
+        `Cannot use the seed node ${JSON.stringify(seed)}: expected { host, port }`,
+      );
+    }
+    return { seed: { host: seed.host, port: seed.port, tls: false } };
+  }
+  if (typeof seed !== "string" || seed.trim() === "") {
+    throw new TypeError(`Cannot use the seed node ${String(seed)}: expected "redis://host:port"`);
+  }
+  const text = seed.trim();
+  if (/^rediss?:\/\//i.test(text)) {
+    const url = parseRedisUrl(text);
+    return {
+      seed: { host: url.host ?? "127.0.0.1", port: url.port ?? 6379, tls: url.tls },
+      url,
+    };
+  }
+  const colon = text.lastIndexOf(":");
+  const port = Number(text.slice(colon + 1));
+  if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new TypeError(`Cannot use the seed node "${text}": expected "redis://host:port"`);
+  }
+  let host = text.slice(0, colon);
+  if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
+  return { seed: { host, port, tls: false } };
+}
+
+function integerAtLeast(name: string, v: number | undefined, min: number, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
+    throw new RangeError(`Cannot use ${name} ${String(v)}: expected an integer >= ${min}`);
+  }
+  return v;
+}
+
+/** @internal Applies defaults and validates. */
+export function resolveClusterOptions(o: RedisClusterClientOptions): ResolvedClusterOptions {
+  if (o === null || typeof o !== "object" || !Array.isArray(o.nodes) || o.nodes.length === 0) {
+    throw new TypeError("Cannot create the cluster client: give at least one seed in nodes");
+  }
+  const parsed = o.nodes.map(parseSeed);
+  const first = parsed[0]!.url;
+  const readFrom = o.readFrom ?? "primary";
+  if (readFrom !== "primary" && readFrom !== "replica" && readFrom !== "prefer-replica") {
+    throw new RangeError(
+      `Cannot use readFrom "${
+        String(readFrom)
+      }": expected "primary", "replica" or "prefer-replica"`,
+    );
+  }
+  const crossSlot = o.crossSlot ?? "split";
+  if (crossSlot !== "split" && crossSlot !== "refuse") {
+    throw new RangeError(
+      `Cannot use crossSlot "${String(crossSlot)}": expected "split" or "refuse"`,
+    );
+  }
+  const tls = o.tls ?? (parsed.some((p) => p.seed.tls) ? true : undefined);
+  const {
+    nodes: _n,
+    maxAttempts: _a,
+    maxTotalRetriesDuration: _d,
+    readFrom: _r,
+    topologyRefreshInterval: _t,
+    nodeAddressMap: _m,
+    crossSlot: _c,
+    ...node
+  } = o;
+  return {
+    seeds: parsed.map((p) => p.seed),
+    maxAttempts: integerAtLeast("maxAttempts", o.maxAttempts, 1, 5),
+    maxTotalRetriesDuration: integerAtLeast(
+      "maxTotalRetriesDuration",
+      o.maxTotalRetriesDuration,
+      0,
+      10_000,
+    ),
+    readFrom,
+    topologyRefreshInterval: integerAtLeast(
+      "topologyRefreshInterval",
+      o.topologyRefreshInterval,
+      0,
+      60_000,
+    ),
+    crossSlot,
+    node: {
+      ...node,
+      username: o.username ?? first?.username,
+      password: o.password ?? first?.password,
+      tls,
+    },
+  };
+}
