@@ -5,8 +5,6 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { rootCertificates } from "node:tls";
 import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
 export type {
   ConnectOptions,
@@ -29,8 +27,10 @@ import { setUtf8Decoder } from "../resp/_reader.ts";
 let decoderInstalled = false;
 function installDecoder(): void {
   decoderInstalled = true;
-  if (!("Bun" in globalThis)) return;
-  const toString = Buffer.prototype.toString as (
+  // Bun's global Buffer: no `node:buffer` import, so a bundle has no top-level `node:` import.
+  const buffer = (globalThis as { Buffer?: { prototype: { toString: unknown } } }).Buffer;
+  if (!("Bun" in globalThis) || buffer === undefined) return;
+  const toString = buffer.prototype.toString as (
     this: Uint8Array,
     encoding: "utf8",
     start: number,
@@ -250,6 +250,10 @@ function connect(options: ConnectOptions, signal: AbortSignal | undefined): Prom
     };
   }
   return (async () => {
+    // Extra CAs are trusted in addition to the built-in roots; `node:tls` is imported only then.
+    const ca = o?.caCerts
+      ? [...(await import("node:tls")).rootCertificates, ...o.caCerts]
+      : undefined;
     let socket: BunSocket;
     try {
       socket = await bun.connect({
@@ -257,7 +261,7 @@ function connect(options: ConnectOptions, signal: AbortSignal | undefined): Prom
         port: options.port,
         socket: handler,
         tls: o && {
-          ca: o.caCerts ? [...rootCertificates, ...o.caCerts] : undefined,
+          ca,
           cert: o.cert,
           key: o.key,
           serverName: o.serverName ?? options.host,

@@ -4,8 +4,7 @@
  * @module
  */
 
-import * as net from "node:net";
-import * as tls from "node:tls";
+import type * as net from "node:net";
 import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
 export type {
   ConnectOptions,
@@ -122,8 +121,25 @@ class NodeTransport implements Transport {
 export const nodeConnector: Connector = (options: ConnectOptions): Promise<Transport> =>
   dialAbortable(options.signal, (signal) => connect(options, signal), (late) => late.close());
 
-function connect(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Transport> {
-  return new Promise<Transport>((resolve, reject) => {
+// `node:net` and `node:tls` are imported on the first connect, not by this file, so a bundle
+// that contains this transport has no top-level `node:` import (edge runtimes without them
+// load the bundle and use their own transport).
+let modules: Promise<[typeof import("node:net"), typeof import("node:tls")]> | undefined;
+
+async function connect(
+  options: ConnectOptions,
+  signal: AbortSignal | undefined,
+): Promise<Transport> {
+  modules ??= Promise.all([import("node:net"), import("node:tls")]);
+  let net: typeof import("node:net");
+  let tls: typeof import("node:tls");
+  try {
+    [net, tls] = await modules;
+  } catch (e) {
+    modules = undefined;
+    throw e;
+  }
+  return await new Promise<Transport>((resolve, reject) => {
     const o = options.tls;
     let socket: net.Socket;
     if (o) {

@@ -1,0 +1,126 @@
+// Entry isolation, measured on real bundles: every entry of deno.json bundled on its own by
+// esbuild (scripts/_bundle.ts). `.` carries none of the other client kinds, test tools or pure
+// helpers of other entries; the pure entries carry no runtime-specific code; and a single-file
+// bundle of `.` has no top-level `node:` import (the transports are loaded on first connect).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { bundleEntries, denoExports } from "../../scripts/_bundle.ts";
+
+const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const entries = denoExports(root);
+
+/** Code of other entries that `.` must not carry, by the source files esbuild names in its
+ * module comments (`// src/cluster/cluster_client.ts`) and by class or function names. */
+const NOT_IN_ROOT: { what: string; dir: string; markers: RegExp[] }[] = [
+  { what: "cluster", dir: "src/cluster", markers: [/^\/\/ src\/cluster\//m, /RedisClusterClient/] },
+  {
+    what: "sentinel",
+    dir: "src/sentinel",
+    markers: [/^\/\/ src\/sentinel\//m, /RedisSentinelClient/],
+  },
+  { what: "multi-db", dir: "src/multi_db", markers: [/^\/\/ src\/multi_db\//m, /MultiDbClient/] },
+  {
+    what: "simulator",
+    dir: "src/testing",
+    markers: [/^\/\/ src\/testing\//m, /MaintenanceSimulator/],
+  },
+  {
+    what: "slot-delta",
+    dir: "src/cluster/slot_delta.ts",
+    markers: [/^\/\/ src\/cluster\/slot_delta\.ts/m, /applySlotDelta/],
+  },
+  {
+    what: "circuit-breaker",
+    dir: "src/resilience/circuit_breaker.ts",
+    markers: [/^\/\/ src\/resilience\/circuit_breaker\.ts/m, /\bCircuitBreaker\b/],
+  },
+];
+
+const PURE = ["./resp", "./maintenance", "./slot-delta", "./circuit-breaker"];
+const RUNTIME_SPECIFIC = [/\bDeno\./, /\bBun\./, /["']node:/, /\brequire\(/];
+
+describe("entry bundles (esbuild)", () => {
+  let out: string;
+  let bundles: Record<string, string>;
+  const code = (key: string) => readFileSync(bundles[key]!, "utf8");
+
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), "edge-redis-bundle-"));
+    bundles = await bundleEntries(root, entries, out);
+  }, { timeout: 60_000 });
+
+  after(() => {
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it("bundles every entry of deno.json", () => {
+    for (const key of Object.keys(entries)) {
+      assert.ok(existsSync(bundles[key]!), `no bundle for ${key}`);
+      assert.ok(code(key).length > 0, `empty bundle for ${key}`);
+    }
+  });
+
+  it("`.` contains no cluster, sentinel, multi-db, simulator, slot-delta or circuit-breaker code", () => {
+    const main = code(".");
+    // The markers are what esbuild writes: the bundle of `.` names its own modules that way.
+    assert.match(main, /^\/\/ src\/client\/redis_client\.ts$/m);
+    assert.match(main, /RedisClient/);
+    let checked = 0;
+    for (const { what, dir, markers } of NOT_IN_ROOT) {
+      if (!existsSync(join(root, dir))) continue;
+      checked++;
+      for (const marker of markers) {
+        assert.doesNotMatch(main, marker, `the bundle of "." carries ${what} code (${marker})`);
+      }
+    }
+    assert.ok(checked >= 1, "none of the other entries exists yet");
+  });
+
+  it("the markers find each entry's code in its own bundle", () => {
+    // So the assertion above can fail: every marker matches the bundle of its entry.
+    const own: Record<string, string> = {
+      cluster: "./cluster",
+      sentinel: "./sentinel",
+      "multi-db": "./multi-db",
+      simulator: "./testing",
+      "slot-delta": "./slot-delta",
+      "circuit-breaker": "./circuit-breaker",
+    };
+    for (const { what, markers } of NOT_IN_ROOT) {
+      const key = own[what]!;
+      if (!(key in entries)) continue;
+      for (const marker of markers) assert.match(code(key), marker, `${key} lacks ${marker}`);
+    }
+  });
+
+  for (const key of PURE) {
+    it(`${key} contains no runtime-specific code`, { skip: !(key in entries) }, () => {
+      const text = code(key);
+      for (const pattern of RUNTIME_SPECIFIC) {
+        const m = pattern.exec(text);
+        assert.equal(
+          m,
+          null,
+          `${key} contains ${pattern}: ...${
+            text.slice(Math.max(0, (m?.index ?? 0) - 80), (m?.index ?? 0) + 80)
+          }...`,
+        );
+      }
+    });
+  }
+
+  it("a single-file bundle of `.` has no top-level `node:` import; transports load lazily", () => {
+    const main = code(".");
+    const staticNode = main.match(/^\s*(import|export)\b[^;]*?from\s*["']node:[^"']+["']/gm) ??
+      [];
+    const bareNode = main.match(/^\s*import\s*["']node:[^"']+["']/gm) ?? [];
+    assert.deepEqual([...staticNode, ...bareNode], []);
+    // The node transport is in the bundle, with its built-ins imported on first connect.
+    assert.match(main, /import\(\s*["']node:net["']\s*\)/);
+    assert.match(main, /import\(\s*["']node:tls["']\s*\)/);
+  });
+});
