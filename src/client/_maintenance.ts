@@ -14,6 +14,7 @@ import { MaintenanceController } from "../maintenance/controller.ts";
 import type { MaintenanceDecision } from "../maintenance/decision.ts";
 import type { MaintenanceSnapshot } from "../maintenance/controller.ts";
 import { planMaintenanceHandshake } from "../maintenance/handshake.ts";
+import { parseMaintenanceNotification } from "../maintenance/notification.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
@@ -58,6 +59,8 @@ export class MaintenanceSupport {
   readonly controller: MaintenanceController<Connection>;
   readonly #host: MaintenanceHost;
   readonly #registered = new WeakMap<Connection, RegisteredConnection>();
+  /** Connections whose current socket's opt-in the server accepted. */
+  readonly #optedIn = new WeakSet<Connection>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = 0;
   #reconnectTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -104,14 +107,17 @@ export class MaintenanceSupport {
       secure: transport.secure,
       endpoint: where,
     });
+    // Until the server accepts the opt-in on this socket, maintenance pushes are not acted on.
+    this.#optedIn.delete(conn);
     if (plan.action === "skip") return [];
-    if (plan.action === "fail") throw new ConnectionError(plan.message);
+    if (plan.action === "fail") throw new ConnectionError(plan.message, { written: false });
     // A connection opened during a MOVING window is relaxed from its first byte.
     this.#apply(this.controller.attach(conn, this.#key(conn)));
     return [{
       args: plan.command,
       onReply: (v: RespValue) => {
         if (!(v instanceof ReplyError)) {
+          this.#optedIn.add(conn);
           this.#host.logger.debug(
             `${
               this.#label(conn)
@@ -122,7 +128,7 @@ export class MaintenanceSupport {
         if (options.mode === "enabled") {
           throw new ConnectionError(
             `Cannot enable maintenance notifications on "${where}": ${v.message}`,
-            { cause: v },
+            { cause: v, written: false },
           );
         }
         this.#host.logger.debug(
@@ -145,15 +151,32 @@ export class MaintenanceSupport {
     return this.movingTarget(configured) ?? configured;
   }
 
-  /** Connect timeout of a new socket to `endpoint`: relaxed inside a MOVING window. */
+  /**
+   * Connect timeout of a new socket to `endpoint`: relaxed inside a MOVING window. A relaxed
+   * timeout of 0 (no command timeout during windows) does not make connecting unbounded: the
+   * configured connect timeout stays.
+   */
   connectTimeout(configured: number, endpoint: Endpoint): number {
     if (!this.controller.isEndpointInWindow(formatEndpoint(endpoint))) return configured;
     const r = this.controller.options.relaxedTimeout;
-    return configured === 0 || r === 0 ? 0 : Math.max(configured, r);
+    return configured === 0 || r === 0 ? configured : Math.max(configured, r);
   }
 
-  /** Handles a push frame; returns whether it was a maintenance frame. */
+  /**
+   * Handles a push frame; returns whether it was a maintenance frame. Maintenance frames are
+   * acted on only on connections whose opt-in the server accepted: a MOVING on any other
+   * connection would send the credentials to whatever host it names.
+   */
   onPush(conn: Connection, frame: RespValue[]): boolean {
+    if (!this.#optedIn.has(conn)) {
+      if (parseMaintenanceNotification(frame) === undefined) return false;
+      this.#host.logger.warn(
+        `${this.#label(conn) ?? "connection"}: ignoring a ${
+          String(frame[0])
+        } notification: maintenance notifications were not accepted on this connection`,
+      );
+      return true;
+    }
     const decisions = this.controller.onPush(conn, frame);
     if (decisions === undefined) return false;
     this.#apply(decisions);

@@ -8,7 +8,16 @@ import type { Logger } from "../logger.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
 
-/** Settings of the maintenance notifications (smart client handoffs). */
+/**
+ * Settings of the maintenance notifications (smart client handoffs).
+ *
+ * Notifications are acted on only on connections where the server accepted the opt-in. A MOVING
+ * target is dialled with the same `tls` settings as the configured endpoint: with TLS, the
+ * target's certificate is verified for the target's host name, or for `tls.serverName` when set
+ * (an IP target needs a certificate valid for that IP, or `endpointType: "external-fqdn"` /
+ * `"internal-fqdn"`), and the credentials are sent only once that verification passed. Without TLS the credentials go to the target in
+ * clear, like to the configured endpoint.
+ */
 export interface ClientMaintenanceOptions {
   /**
    * `"auto"`: ask for notifications on RESP3, run without them when the server refuses;
