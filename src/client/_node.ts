@@ -100,9 +100,11 @@ export class NodeExecutor {
   #poolSeq = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
+  #endpoint: Endpoint;
 
   constructor(options: NodeExecutorOptions) {
     this.#o = options;
+    this.#endpoint = options.endpoint;
     this.#s = options.settings;
     this.pubsub = new SubscriptionManager(
       (args, subscribe) =>
@@ -120,9 +122,18 @@ export class NodeExecutor {
     );
   }
 
-  /** The configured endpoint. */
+  /** The configured endpoint (changed by `setEndpoint` and `moveTo`). */
   get endpoint(): Endpoint {
-    return this.#o.endpoint;
+    return this.#endpoint;
+  }
+
+  /**
+   * Changes the configured endpoint without touching live sockets (the sentinel client once it
+   * knows the master): every later socket, reconnects included, dials `target`.
+   */
+  setEndpoint(target: Endpoint): void {
+    this.#endpoint = target;
+    for (const { connection } of this.connections()) connection.setEndpoint(target);
   }
 
   /** Whether `close()` or `destroy()` was called. */
@@ -174,7 +185,7 @@ export class NodeExecutor {
       connectTimeout: m ? (configured) => m.connectTimeout(configured, o.endpoint) : undefined,
     };
     const conn: Connection = new Connection({
-      endpoint: o.endpoint,
+      endpoint: this.#endpoint,
       tls: s.tls,
       connector: o.connector,
       protocol: s.protocol,
@@ -199,7 +210,7 @@ export class NodeExecutor {
     m?.register(conn, {
       label,
       role,
-      endpoint: o.endpoint,
+      endpoint: this.#endpoint,
       retire: role === "exclusive" ? (c) => this.#pool.retire((x) => x === c) > 0 : undefined,
     });
     return conn;
@@ -347,10 +358,11 @@ export class NodeExecutor {
   /**
    * Moves every connection to `target` like a MOVING handoff (the sentinel client on a master
    * switch): new work waits and goes to the target, written work drains for at most `drainCap`
-   * ms, exclusive connections retire (idle ones at once, busy ones on release). New sockets go
-   * where `resolveEndpoint` says, so it must already answer `target`.
+   * ms, exclusive connections retire (idle ones at once, busy ones on release). `target`
+   * becomes the configured endpoint: later sockets, reconnects included, dial it.
    */
   async moveTo(target: Endpoint, drainCap: number): Promise<HandoffResult> {
+    this.setEndpoint(target);
     this.#pool.retire(() => true);
     const sub = this.#subscriber;
     const [r, rs] = await Promise.all([
@@ -393,6 +405,6 @@ export class NodeExecutor {
 
   /** A short name of the endpoint for messages. */
   get name(): string {
-    return formatEndpoint(this.#o.endpoint);
+    return formatEndpoint(this.#endpoint);
   }
 }

@@ -336,6 +336,18 @@ export class Connection {
     return this.#endpoint;
   }
 
+  /**
+   * Changes the configured endpoint (the sentinel client's master switch): later sockets,
+   * reconnects included, dial it; a handoff target remembered as unreachable is forgotten.
+   * The current socket stays (move it with `handoff`).
+   *
+   * @param endpoint The new endpoint.
+   */
+  setEndpoint(endpoint: Endpoint): void {
+    this.#endpoint = { host: endpoint.host, port: endpoint.port };
+    this.#unreachable = undefined;
+  }
+
   /** The current socket, if connected. */
   get transport(): Transport | undefined {
     return this.#link?.transport;

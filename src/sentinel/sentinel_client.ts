@@ -122,12 +122,9 @@ export class RedisSentinelClient extends RedisClient {
   constructor(options: RedisSentinelClientOptions) {
     const s = resolveSentinelOptions(options);
     let captured: NodeExecutor | undefined;
-    let target: () => Endpoint | undefined = () => undefined;
+    // The executor is pointed at the master once discovered; nothing dials before that, as
+    // every entry point waits for the first discovery.
     const overrides: NodeOverrides = {
-      executor: {
-        // Nothing dials before discovery: every entry point waits for it.
-        resolveEndpoint: (configured) => target() ?? configured,
-      },
       created: (node) => {
         captured = node;
       },
@@ -141,7 +138,6 @@ export class RedisSentinelClient extends RedisClient {
     } as RedisSentinelClientOptions);
     this.#s = s;
     this.#node = captured!;
-    target = () => this.#target;
     this.#logger = options.logger ?? silentLogger;
     this.#sentinels = new SentinelSet(s.sentinels);
     const base = {
@@ -230,6 +226,7 @@ export class RedisSentinelClient extends RedisClient {
       : await this.#pickReplica([]);
     if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
     this.#target = found.master;
+    this.#node.setEndpoint(found.master);
     this.#logger.info(
       `sentinel: ${this.#s.role} of "${this.#s.masterName}" is ${endpointName(found.master)}`,
     );
