@@ -73,13 +73,16 @@ export interface RedisClientOptions {
   host?: string;
   /** TCP port. @default {6379} */
   port?: number;
-  /** ACL user name. */
+  /**
+   * ACL user name. Without a password the client authenticates as this user with an empty
+   * password (`AUTH user ""`), never as `default`.
+   */
   username?: string;
   /** Password. Never logged nor put in an error message. */
   password?: string;
   /** Database index. @default {0} */
   db?: number;
-  /** `CLIENT SETNAME` on every connection. */
+  /** `CLIENT SETNAME` on every connection: printable ASCII without spaces. */
   clientName?: string;
   /** TLS: `true` for the defaults, or settings. `rediss://` implies `true`. */
   tls?: boolean | TlsOptions;
@@ -89,11 +92,26 @@ export interface RedisClientOptions {
   connectTimeout?: number;
   /** Milliseconds from sending a command to its reply; 0 = none. @default {5000} */
   commandTimeout?: number;
-  /** Backoff between reconnect attempts, or `false` to never reconnect. @default {{ baseDelay: 100, maxDelay: 5000 }} */
+  /**
+   * Backoff between reconnect attempts (delays in ms, positive), or `false` to never reconnect.
+   * @default {{ baseDelay: 100, maxDelay: 5000 }}
+   */
   reconnect?: BackoffOptions | false;
-  /** Most commands waiting to be written while disconnected. @default {100000} */
+  /**
+   * Milliseconds `close()` waits for the replies still due before it rejects them with
+   * `ClosedError` and destroys the connections; 0 = wait for each command's own timeout.
+   * @default {3000}
+   */
+  closeTimeout?: number;
+  /**
+   * Most commands waiting to be written while disconnected (or behind a full socket). A command
+   * refused by this bound still starts the lazy connect. @default {100000}
+   */
   maxQueueLength?: number;
-  /** Most bytes waiting to be written while disconnected. @default {67108864} */
+  /**
+   * Most bytes (RESP-encoded; non-ASCII strings counted at 3 bytes per character) waiting to be
+   * written while disconnected (or behind a full socket). @default {67108864}
+   */
   maxQueueBytes?: number;
   /** Most exclusive connections for blocking commands and WATCH. @default {8} */
   maxExclusiveConnections?: number;
@@ -125,6 +143,7 @@ export interface ResolvedClientOptions {
   connectTimeout: number;
   commandTimeout: number;
   reconnect: BackoffOptions | false;
+  closeTimeout: number;
   maxQueueLength: number;
   maxQueueBytes: number;
   maxExclusiveConnections: number;
@@ -146,6 +165,60 @@ function nonNegative(name: string, v: number | undefined, dflt: number): number 
     throw new RangeError(`Cannot use ${name} ${String(v)}: expected a non-negative number`);
   }
   return v;
+}
+
+/** Percent-decodes a user name or password of a URL; a stray `%` is a clear TypeError. */
+function decodeUrlPart(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    // Never echo the part itself: it may be a password.
+    throw new TypeError(
+      `Cannot parse the URL: the ${what} has an invalid percent-encoding (write a literal "%" as "%25")`,
+    );
+  }
+}
+
+function positiveDelay(name: string, v: unknown, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    throw new RangeError(
+      `Cannot use reconnect.${name} ${String(v)}: expected a positive number of milliseconds`,
+    );
+  }
+  return v;
+}
+
+/** Validates the reconnect backoff: delays must be positive, finite numbers. */
+function resolveReconnect(r: BackoffOptions | false | undefined): BackoffOptions | false {
+  if (r === false) return false;
+  if (r === undefined) return { baseDelay: 100, maxDelay: 5000 };
+  if (typeof r !== "object" || r === null) {
+    throw new TypeError(
+      `Cannot use reconnect ${String(r)}: expected false or { baseDelay, maxDelay }`,
+    );
+  }
+  const baseDelay = positiveDelay("baseDelay", r.baseDelay, 100);
+  const maxDelay = positiveDelay("maxDelay", r.maxDelay, Math.max(5000, baseDelay));
+  if (maxDelay < baseDelay) {
+    throw new RangeError(
+      `Cannot use reconnect.maxDelay ${maxDelay}: expected at least baseDelay (${baseDelay})`,
+    );
+  }
+  return { ...r, baseDelay, maxDelay };
+}
+
+/** A client name the server accepts: printable ASCII without spaces. */
+function resolveClientName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  if (typeof name !== "string" || !/^[!-~]*$/.test(name)) {
+    throw new TypeError(
+      `Cannot use the clientName ${
+        JSON.stringify(name)
+      }: expected printable ASCII without spaces or newlines`,
+    );
+  }
+  return name === "" ? undefined : name;
 }
 
 /**
@@ -183,8 +256,8 @@ export function parseRedisUrl(url: string): {
   let host: string | undefined = u.hostname || undefined;
   if (host?.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
   const port = u.port ? Number(u.port) : undefined;
-  const username = u.username ? decodeURIComponent(u.username) : undefined;
-  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  const username = u.username ? decodeUrlPart(u.username, "user name") : undefined;
+  const password = u.password ? decodeUrlPart(u.password, "password") : undefined;
   let db: number | undefined;
   const path = u.pathname.replace(/^\//, "");
   if (path) {
@@ -223,12 +296,13 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
     username: o.username ?? fromUrl?.username,
     password: o.password ?? fromUrl?.password,
     db,
-    clientName: o.clientName,
+    clientName: resolveClientName(o.clientName),
     tls,
     protocol,
     connectTimeout: nonNegative("connectTimeout", o.connectTimeout, 5000),
     commandTimeout: nonNegative("commandTimeout", o.commandTimeout, 5000),
-    reconnect: o.reconnect ?? { baseDelay: 100, maxDelay: 5000 },
+    reconnect: resolveReconnect(o.reconnect),
+    closeTimeout: nonNegative("closeTimeout", o.closeTimeout, 3000),
     maxQueueLength: nonNegative("maxQueueLength", o.maxQueueLength, 100_000),
     maxQueueBytes: nonNegative("maxQueueBytes", o.maxQueueBytes, 64 * 1024 * 1024),
     maxExclusiveConnections: Math.max(
