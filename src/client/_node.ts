@@ -75,8 +75,16 @@ export interface NodeExecutorOptions {
    * while a MOVING window lasts); the sentinel client answers with the current master.
    */
   resolveEndpoint?: (configured: Endpoint) => Endpoint;
-  /** A push frame that neither pub/sub nor maintenance took (tracking invalidations, ...). */
+  /**
+   * Sees every push frame first (tracking invalidations, also RESP2 `__redis__:invalidate`
+   * messages); one it takes (returns `true`) goes to neither pub/sub nor maintenance.
+   */
   onPush?: (frame: RespValue[], role: ConnectionRole) => boolean;
+  /**
+   * A connection's socket was lost (a reconnect follows) or the connection closed for good;
+   * not called for exclusive connections, which never reconnect.
+   */
+  onLost?: (role: ConnectionRole) => void;
   /** Reports connection events (`connect`, `ready`, `reconnecting` of the shared connection; `error` of any). */
   emit: (name: NodeEventName, detail: unknown) => void;
   /** Reports an exception thrown by a subscription listener. */
@@ -165,10 +173,20 @@ export class NodeExecutor {
       onConnect: isShared ? (e: Endpoint) => o.emit("connect", e) : undefined,
       onReady: isShared ? (e: Endpoint) => o.emit("ready", e) : undefined,
       onReconnecting: isShared
-        ? (delay, attempt, error) => o.emit("reconnecting", { delay, attempt, error })
+        ? (delay, attempt, error) => {
+          o.onLost?.(role);
+          o.emit("reconnecting", { delay, attempt, error });
+        }
+        : o.onLost && role === "subscriber"
+        ? () => o.onLost?.(role)
         : undefined,
       onError: (error) => o.emit("error", error),
-      onClose: m ? () => m.unregister(self()) : undefined,
+      onClose: m || (o.onLost && role !== "exclusive")
+        ? () => {
+          if (role !== "exclusive") o.onLost?.(role);
+          m?.unregister(self());
+        }
+        : undefined,
       onPush: (frame) => this.#onPush(self(), role, frame),
       session: session || carriesPubSub
         ? () => {
@@ -217,9 +235,9 @@ export class NodeExecutor {
   }
 
   #onPush(conn: Connection, role: ConnectionRole, frame: RespValue[]): void {
+    if (this.#o.onPush?.(frame, role)) return;
     if (this.pubsub.onPush(frame)) return;
     if (this.#o.maintenance?.onPush(conn, frame)) return;
-    if (this.#o.onPush?.(frame, role)) return;
     this.#o.logger.debug(`Ignoring a push frame of type "${String(frame[0])}"`);
   }
 

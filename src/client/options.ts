@@ -7,6 +7,11 @@
 import type { Logger } from "../logger.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
+import {
+  type ClientSideCacheOptions,
+  resolveCacheOptions,
+  type ResolvedCacheOptions,
+} from "../cache/options.ts";
 
 /**
  * Settings of the maintenance notifications (smart client handoffs).
@@ -124,6 +129,13 @@ export interface RedisClientOptions {
   maxBufferedMessages?: number;
   /** Maintenance notifications (smart client handoffs). */
   maintenanceNotifications?: ClientMaintenanceOptions;
+  /**
+   * Client-side caching of read replies, kept true by server-assisted invalidation (RESP3
+   * `CLIENT TRACKING`, or on RESP2 a connection subscribed to `__redis__:invalidate`). `true`
+   * for the defaults. Off by default.
+   * @default {undefined}
+   */
+  clientSideCache?: ClientSideCacheOptions | boolean;
   /** Opens sockets; detected from the runtime by default. */
   connector?: Connector;
   /** Where to log. @default {silent} */
@@ -149,6 +161,7 @@ export interface ResolvedClientOptions {
   maxExclusiveConnections: number;
   exclusiveIdleTimeout: number;
   maxBufferedMessages: number;
+  clientSideCache: ResolvedCacheOptions | undefined;
 }
 
 function positiveInteger(name: string, v: number | undefined, dflt: number): number {
@@ -311,5 +324,8 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
     ),
     exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
     maxBufferedMessages: positiveInteger("maxBufferedMessages", o.maxBufferedMessages, 10_000),
+    clientSideCache: o.clientSideCache === undefined || o.clientSideCache === false
+      ? undefined
+      : resolveCacheOptions(o.clientSideCache),
   };
 }

@@ -24,6 +24,9 @@ import { Pipeline, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import { WatchSession } from "./watch_session.ts";
 import { reservedCommandError } from "../connection/reserved.ts";
+import { ClientSideCache, type CommandExec } from "../cache/client_side_cache.ts";
+import type { CacheStats } from "../cache/cache_store.ts";
+import type { TrackingSession } from "../cache/tracking_session.ts";
 
 export { WatchSession };
 
@@ -97,6 +100,9 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
   readonly #events = new EventTarget();
   readonly #node: NodeExecutor;
   readonly #maintenance: MaintenanceSupport | undefined;
+  readonly #cache: ClientSideCache | undefined;
+  readonly #tracking: TrackingSession | undefined;
+  readonly #exec: CommandExec;
   #binary: BinaryView | undefined;
   #closing: Promise<void> | undefined;
 
@@ -122,6 +128,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       })
       : undefined;
     const overrides = (options as { [NODE_OVERRIDES]?: NodeOverrides })[NODE_OVERRIDES];
+    const cacheOptions = this.#o.clientSideCache;
+    this.#cache = cacheOptions
+      ? new ClientSideCache(cacheOptions, { logger: this.#logger })
+      : undefined;
+    this.#tracking = this.#cache?.tracking(this.#o.protocol);
     this.#node = new NodeExecutor({
       endpoint: { host: this.#o.host, port: this.#o.port },
       settings: this.#o,
@@ -131,7 +142,11 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       emit: (name, detail) => this.#emit(name, detail),
       onListenerError: (error) => this.#emit("error", error),
       ...overrides?.executor,
+      ...this.#tracking?.executorHooks(overrides?.executor),
     });
+    this.#tracking?.attach(this.#node);
+    const node = this.#node;
+    this.#exec = (args, transform, flags, blockMs) => node.run(args, transform, flags, blockMs);
     overrides?.created?.(this.#node);
   }
 
@@ -154,6 +169,37 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     return this.#maintenance?.snapshot(this.#o.commandTimeout);
   }
 
+  /**
+   * The counters of the client-side cache (`clientSideCache` option).
+   *
+   * @returns Hits, misses, entries, estimated bytes, evictions, invalidations and flushes, or
+   *   `undefined` when the cache is off.
+   *
+   * @example
+   * ```ts ignore
+   * const client = new RedisClient({ clientSideCache: { maxEntries: 10_000 } });
+   * await client.get("k"); // from the server
+   * await client.get("k"); // from memory
+   * console.log(client.cacheStats()); // { hits: 1, misses: 1, entries: 1, ... }
+   * ```
+   */
+  cacheStats(): CacheStats | undefined {
+    return this.#cache?.stats();
+  }
+
+  /**
+   * Drops every reply of the client-side cache (nothing when the cache is off). The client
+   * does this by itself whenever a connection is lost or replaced.
+   *
+   * @example
+   * ```ts ignore
+   * client.invalidateCache();
+   * ```
+   */
+  invalidateCache(): void {
+    this.#cache?.invalidateAll();
+  }
+
   /** @internal Runs one command (the typed methods call this). */
   _run(
     args: RedisArgument[],
@@ -161,7 +207,9 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
     flags: number,
     blockMs?: number,
   ): Promise<unknown> {
-    return this.#node.run(args, transform, flags, blockMs);
+    const cache = this.#cache;
+    if (cache === undefined) return this.#node.run(args, transform, flags, blockMs);
+    return cache.run(args, transform, flags, blockMs, this.#exec);
   }
 
   /**
@@ -199,6 +247,18 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
       (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
     if (this.#node.closed) {
       return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
+    }
+    if (this.#cache !== undefined) {
+      return this.#cache.run(
+        args,
+        undefined,
+        flags,
+        options.blockMs,
+        (a, t, f, b) =>
+          b !== undefined
+            ? this.#node.runExclusive(a, t, f, b)
+            : this.#node.run(a, t, f, undefined, options.timeout),
+      ) as Promise<RespValue>;
     }
     if (options.blockMs !== undefined) {
       return this.#node.runExclusive(args, undefined, flags, options.blockMs) as Promise<
@@ -243,6 +303,10 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @returns A new transaction.
    */
   multi(): Transaction {
+    const cache = this.#cache;
+    if (cache !== undefined) {
+      return new Transaction((cmds) => cache.sendAll(cmds, (c) => this.#node.sendAll(c)));
+    }
     return new Transaction((cmds) => this.#node.sendAll(cmds));
   }
 
@@ -389,6 +453,7 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
 
   async #finish(closed: Promise<void>): Promise<void> {
     this.#maintenance?.close();
+    this.#tracking?.close();
     await closed;
     this.#maintenance?.close();
     this.#emit("close", undefined);

@@ -1,0 +1,329 @@
+/**
+ * The client-side cache of one client: which reads it answers from memory, the store, and the
+ * tracking sessions (one per executor) that keep it true. Every client kind builds one per
+ * client and routes its reads through {@linkcode ClientSideCache.run}:
+ *
+ * - the standalone client: one executor, one {@linkcode TrackingSession};
+ * - a cluster client: one tracking session per node executor, all on the same cache;
+ *   `invalidateWhere((key) => movedSlots.has(keySlot(key)))` on SMIGRATED;
+ * - the sentinel client: its executor's new sockets (a master switch is a handoff) flush by
+ *   themselves; the multi-database client calls `invalidateAll()` when it switches databases.
+ *
+ * A reply is served from memory only if it was read on a connection whose tracking was on,
+ * and kept only if no invalidation of its key (and no flush) arrived while it was on its way.
+ *
+ * @module
+ */
+
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_ERRORS_AS_VALUES,
+  FLAG_READONLY,
+  type Transform,
+} from "../connection/flags.ts";
+import type { Logger } from "../logger.ts";
+import { silentLogger } from "../logger.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import { type CacheStats, CacheStore } from "./cache_store.ts";
+import { cacheableKeyOf, writtenKeys } from "./cacheable.ts";
+import {
+  type ClientSideCacheOptions,
+  resolveCacheOptions,
+  type ResolvedCacheOptions,
+} from "./options.ts";
+import { copyReply, ENTRY_OVERHEAD, replyBytes } from "./_reply.ts";
+import { TrackingSession } from "./tracking_session.ts";
+
+/** Runs one command where the client would (its executor's `run`). */
+export type CommandExec = (
+  args: RedisArgument[],
+  transform: Transform | undefined,
+  flags: number,
+  blockMs?: number,
+) => Promise<unknown>;
+
+/** A command of a group sent together (a transaction). */
+export interface CacheGroupCommand {
+  args: RedisArgument[];
+  transform: Transform | undefined;
+  flags: number;
+}
+
+/** What a {@linkcode ClientSideCache} needs besides its options. */
+export interface ClientSideCacheDeps {
+  /** Where to log refused tracking and the like. @default {silentLogger} */
+  logger?: Logger;
+  /** The clock of `ttl` (ms). @default {Date.now} */
+  now?: () => number;
+}
+
+const LATIN1_CHUNK = 8192;
+
+function latin1(b: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < b.length; i += LATIN1_CHUNK) {
+    s += String.fromCharCode(...b.subarray(i, i + LATIN1_CHUNK));
+  }
+  return s;
+}
+
+function tagged(a: RedisArgument): unknown {
+  if (typeof a === "string") return a;
+  if (typeof a === "number") return Number.isFinite(a) ? a : { n: String(a) };
+  return { b: latin1(a) };
+}
+
+/** The cache entry name of a command: its full argument list and the string/binary view. */
+function commandId(args: readonly RedisArgument[], binary: boolean): string {
+  let plain = true;
+  for (let i = 0; i < args.length; i++) {
+    if (typeof args[i] !== "string") {
+      plain = false;
+      break;
+    }
+  }
+  const s = JSON.stringify(plain ? args : args.map(tagged));
+  return binary ? "b" + s : s;
+}
+
+/**
+ * One client's cache of read replies, kept true by server-assisted invalidation.
+ *
+ * @example
+ * ```ts ignore
+ * import { ClientSideCache } from "./client_side_cache.ts";
+ * const cache = new ClientSideCache({ maxEntries: 1000 });
+ * const tracking = cache.tracking(3); // one per executor: its hooks go into the executor
+ * const value = await cache.run(["GET", "k"], undefined, FLAG_READONLY, undefined, exec);
+ * cache.invalidateAll(); // e.g. the multi-database client switched databases
+ * ```
+ */
+export class ClientSideCache {
+  /** The resolved options. */
+  readonly options: ResolvedCacheOptions;
+  readonly #store: CacheStore<RespValue>;
+  readonly #logger: Logger;
+  readonly #prefixes: readonly string[];
+  /** Tracking sessions whose connection does not track now. */
+  #inactive = 0;
+
+  /**
+   * Creates an empty cache; reads are answered from memory once a tracking session is on.
+   *
+   * @param options The cache options (`true` for the defaults).
+   * @param deps Logger and clock.
+   */
+  constructor(
+    options: ClientSideCacheOptions | ResolvedCacheOptions | true,
+    deps: ClientSideCacheDeps = {},
+  ) {
+    this.options = resolveCacheOptions(options as ClientSideCacheOptions | true);
+    this.#store = new CacheStore<RespValue>({
+      maxEntries: this.options.maxEntries,
+      maxBytes: this.options.maxBytes,
+      ttl: this.options.ttl,
+      now: deps.now,
+    });
+    this.#logger = deps.logger ?? silentLogger;
+    this.#prefixes = this.options.prefixes;
+  }
+
+  /**
+   * Creates the tracking session of one executor (its connections' session steps, pushes and
+   * losses); the cache answers from memory only while every session it created is on.
+   *
+   * @param protocol The executor's RESP version: 3 tracks on the data connection, 2 redirects
+   *   the invalidations to a connection subscribed to `__redis__:invalidate`.
+   * @returns The session; wire it with `executorHooks()` and `attach(node)`.
+   */
+  tracking(protocol: 2 | 3): TrackingSession {
+    this.#inactive++;
+    return new TrackingSession(this, protocol, this.#logger);
+  }
+
+  /** @internal A tracking session turned on (`true`) or off. Either way the cache is flushed. */
+  _sessionChanged(active: boolean): void {
+    this.#inactive += active ? -1 : 1;
+    this.#store.invalidateAll();
+  }
+
+  /** @internal A tracking session that will not be used any more (its executor closed). */
+  _sessionRemoved(active: boolean): void {
+    if (!active) this.#inactive--;
+  }
+
+  /**
+   * Runs one command through the cache: a cacheable read is answered from memory or sent and
+   * its reply kept; a write drops the keys it changes before it is sent (and, for blocking
+   * commands, again when it is done).
+   *
+   * @param args The command.
+   * @param transform The reply transform (applied to a private copy on every hit).
+   * @param flags The command's flags (`FLAG_READONLY`, `FLAG_BINARY`, ...).
+   * @param blockMs The block time of a blocking command.
+   * @param exec Runs the command on the server.
+   * @returns The transformed reply.
+   */
+  run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    exec: CommandExec,
+  ): Promise<unknown> {
+    if ((flags & (FLAG_READONLY | FLAG_BLOCKING)) !== FLAG_READONLY) {
+      return this.#write(args, transform, flags, blockMs, exec);
+    }
+    const key = cacheableKeyOf(args);
+    if (key === undefined || !this.#wanted(key)) return exec(args, transform, flags, blockMs);
+    const id = commandId(args, (flags & FLAG_BINARY) !== 0);
+    const store = this.#store;
+    const hit = store.get(id);
+    if (hit !== undefined) return answer(hit.value, transform, flags);
+    if (this.#inactive > 0) return exec(args, transform, flags, blockMs);
+    const ticket = store.begin(key);
+    return exec(args, undefined, flags, blockMs).then((raw) => {
+      const v = raw as RespValue;
+      if (v instanceof Error) {
+        // A pipeline's error value.
+        store.release(key);
+        return v;
+      }
+      store.settle(ticket, key, id, copyReply(v), replyBytes(v) + id.length + ENTRY_OVERHEAD);
+      if (transform === undefined) return v;
+      if ((flags & FLAG_ERRORS_AS_VALUES) === 0) return transform(v);
+      try {
+        return transform(v);
+      } catch (e) {
+        return e;
+      }
+    }, (e) => {
+      store.release(key);
+      throw e;
+    });
+  }
+
+  #write(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    exec: CommandExec,
+  ): Promise<unknown> {
+    this.noteWrite(args);
+    const p = exec(args, transform, flags, blockMs);
+    if ((flags & FLAG_BLOCKING) !== 0) {
+      // It writes when it unblocks, on another connection than the one tracking.
+      const after = () => this.noteWrite(args);
+      p.then(after, after);
+    }
+    return p;
+  }
+
+  /**
+   * Sends a group (a transaction) with `exec`, dropping the keys its writes change before it is
+   * sent and again once it is done (its replies come before the invalidation messages may).
+   *
+   * @param commands The group.
+   * @param exec Sends the group.
+   * @returns One promise per command.
+   */
+  sendAll<C extends CacheGroupCommand>(
+    commands: C[],
+    exec: (commands: C[]) => Promise<unknown>[],
+  ): Promise<unknown>[] {
+    const note = () => {
+      for (const c of commands) this.noteWrite(c.args);
+    };
+    note();
+    const out = exec(commands);
+    const last = out[out.length - 1];
+    if (last !== undefined) last.then(note, note);
+    return out;
+  }
+
+  /**
+   * Drops what a write is about to change: its keys (as the command key table finds them), or
+   * everything for `FLUSHALL`/`FLUSHDB`/`SWAPDB`. Reads of those keys on their way are not kept.
+   *
+   * @param args The command.
+   */
+  noteWrite(args: readonly RedisArgument[]): void {
+    const keys = writtenKeys(args);
+    if (keys === undefined) return;
+    if (keys === "all") this.#store.invalidateAll();
+    else this.#store.invalidate(keys);
+  }
+
+  #wanted(key: string): boolean {
+    const p = this.#prefixes;
+    if (p.length === 0) return true;
+    for (let i = 0; i < p.length; i++) if (key.startsWith(p[i] as string)) return true;
+    return false;
+  }
+
+  /**
+   * Drops every reply; no read on its way is kept. For a switch to another server or database.
+   *
+   * @example
+   * ```ts ignore
+   * cache.invalidateAll();
+   * ```
+   */
+  invalidateAll(): void {
+    this.#store.invalidateAll();
+  }
+
+  /**
+   * Drops the replies of these keys.
+   *
+   * @param keys Key names (as the invalidation messages name them).
+   *
+   * @example
+   * ```ts ignore
+   * cache.invalidateKeys(["user:1"]);
+   * ```
+   */
+  invalidateKeys(keys: Iterable<string>): void {
+    this.#store.invalidate(keys);
+  }
+
+  /**
+   * Drops the replies of every key matching `pred`, e.g. the keys of the slots a cluster
+   * migration moved.
+   *
+   * @param pred Whether a key's replies go.
+   *
+   * @example
+   * ```ts ignore
+   * cache.invalidateWhere((key) => moved.has(keySlot(key)));
+   * ```
+   */
+  invalidateWhere(pred: (key: string) => boolean): void {
+    this.#store.invalidateWhere(pred);
+  }
+
+  /**
+   * The counters.
+   *
+   * @returns Hits, misses, entries, bytes, evictions, invalidations, flushes.
+   */
+  stats(): CacheStats {
+    return this.#store.stats();
+  }
+}
+
+function answer(
+  value: RespValue,
+  transform: Transform | undefined,
+  flags: number,
+): Promise<unknown> {
+  const v = copyReply(value);
+  if (transform === undefined) return Promise.resolve(v);
+  try {
+    return Promise.resolve(transform(v));
+  } catch (e) {
+    return (flags & FLAG_ERRORS_AS_VALUES) !== 0 ? Promise.resolve(e) : Promise.reject(e);
+  }
+}
