@@ -1,0 +1,169 @@
+// Primary failover under load: a graceful CLUSTER FAILOVER (zero failed commands) and a SIGKILL
+// of a primary (failures only for commands in flight on that node, none once the replica took
+// over, counters consistent with what was acknowledged).
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { RedisClient } from "../../mod.ts";
+import { ConnectionError } from "../../src/errors.ts";
+import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
+import { type RedisCluster, startCluster } from "../_helpers/cluster.ts";
+import { assertCounters, startLoad } from "../_helpers/load.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+
+interface Outcome {
+  acked: number[];
+  /** INCRs whose outcome is unknown (failed after being written). */
+  unknown: number[];
+  failures: { at: number; error: unknown; key: string }[];
+  ok: number;
+}
+
+/** Workers doing INCR, SET and GET on their own keys (spread over every slot range). */
+function incrLoad(client: RedisClusterClient, workers: number, prefix: string) {
+  const out: Outcome = {
+    acked: new Array(workers).fill(0),
+    unknown: new Array(workers).fill(0),
+    failures: [],
+    ok: 0,
+  };
+  let stopped = false;
+  const loops = Array.from({ length: workers }, async (_, w) => {
+    const ctr = `${prefix}:ctr:${w}`;
+    const key = `${prefix}:k:${w}`;
+    let i = 0;
+    while (!stopped) {
+      i++;
+      try {
+        await client.incr(ctr);
+        out.acked[w]!++;
+        out.ok++;
+      } catch (e) {
+        out.unknown[w]!++;
+        out.failures.push({ at: Date.now(), error: e, key: ctr });
+      }
+      try {
+        await client.set(key, String(i));
+        assert.equal(await client.get(key), String(i));
+        out.ok += 2;
+      } catch (e) {
+        out.failures.push({ at: Date.now(), error: e, key });
+      }
+    }
+  });
+  return {
+    out,
+    async stop(): Promise<Outcome> {
+      stopped = true;
+      await Promise.all(loops);
+      return out;
+    },
+  };
+}
+
+describe("cluster failover under load", () => {
+  let cluster: RedisCluster | undefined;
+  beforeEach(async () => {
+    markLeakBaseline();
+    cluster = await startCluster({ nodeTimeoutMs: 1000 });
+  });
+  afterEach(async () => {
+    await cluster?.stop();
+    cluster = undefined;
+  });
+
+  it("follows a CLUSTER FAILOVER with zero failed commands", async () => {
+    const c = cluster!;
+    const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
+    const load = startLoad(client as unknown as RedisClient, 16, "fo");
+    try {
+      await sleep(300);
+      const primary = c.nodeForSlot(keySlot("fo:ctr:0"));
+      const promoted = await c.failover(primary);
+      await sleep(300);
+      const stats = await load.stop();
+      assert.deepEqual(stats.errors, []);
+      assert.equal(stats.failed, 0);
+      await assertCounters(client as unknown as RedisClient, stats, "fo");
+      assert.equal(client.nodeForSlot(keySlot("fo:ctr:0")), `127.0.0.1:${promoted.port}`);
+      console.log(
+        `CLUSTER FAILOVER, 16 workers: ${stats.ok} commands, 0 failed, ${
+          JSON.stringify(client.stats())
+        }`,
+      );
+    } finally {
+      await load.stop();
+      await client.close();
+    }
+    await assertNoLeaks();
+  });
+
+  it("survives a SIGKILL of a primary: only commands in flight there fail", async () => {
+    const c = cluster!;
+    const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
+    const workers = 16;
+    const load = incrLoad(client, workers, "kill");
+    let killedAt = 0;
+    let victimSlots = new Set<number>();
+    let takenOverAt = 0;
+    let outcome: Outcome;
+    try {
+      await sleep(300);
+      const victim = c.nodeForSlot(keySlot("kill:ctr:0"));
+      const replica = c.replicasOf(victim)[0]!;
+      victimSlots = new Set(c.slotsOf(victim));
+      killedAt = Date.now();
+      await victim.kill();
+      // The replica takes over once the cluster marks the primary failed.
+      const end = Date.now() + 15_000;
+      for (;;) {
+        const nodes = String(await replica.command(["CLUSTER", "NODES"]));
+        if (/myself,master/.test(nodes)) break;
+        if (Date.now() > end) throw new Error("the replica was not promoted");
+        await sleep(20);
+      }
+      takenOverAt = Date.now();
+      await sleep(1500);
+    } finally {
+      outcome = await load.stop();
+    }
+    const failures = outcome.failures;
+    const late = failures.filter((f) => f.at > takenOverAt + 1000);
+    console.log(
+      `SIGKILL of a primary, ${workers} workers: ${outcome.ok} commands, ${failures.length} failed (${
+        failures.filter((f) => f.at <= takenOverAt).length
+      } before the replica took over ${
+        takenOverAt - killedAt
+      } ms after the kill, ${late.length} later); ${JSON.stringify(client.stats())}`,
+    );
+    for (const f of failures) {
+      // Only commands whose outcome is unknown: written to the dead node, connection lost.
+      assert.ok(f.error instanceof ConnectionError, String(f.error));
+      assert.equal((f.error as ConnectionError).written, true, String(f.error));
+      assert.ok(victimSlots.has(keySlot(f.key)), `${f.key} was not on the killed primary`);
+    }
+    assert.ok(
+      failures.length <= workers * 2,
+      `at most one in-flight command per worker and key: ${failures.length}`,
+    );
+    assert.deepEqual(late.map((f) => String(f.error)), [], "no failure after the takeover");
+    // Counters: never below what was acknowledged minus what a failed-over primary may not have
+    // replicated, never above acknowledged plus unknown outcomes.
+    const values = (await client.mget(...outcome.acked.map((_, w) => `kill:ctr:${w}`))).map((v) =>
+      Number(v ?? 0)
+    );
+    let lost = 0;
+    values.forEach((v, w) => {
+      assert.ok(
+        v <= outcome.acked[w]! + outcome.unknown[w]!,
+        `worker ${w}: ${v} > ${outcome.acked[w]} + ${outcome.unknown[w]}`,
+      );
+      lost += Math.max(0, outcome.acked[w]! - v);
+    });
+    console.log(
+      `acknowledged INCRs lost with the killed primary (asynchronous replication): ${lost}`,
+    );
+    assert.ok(lost <= workers, `lost ${lost}`);
+    await client.close();
+    await assertNoLeaks();
+  });
+});
