@@ -1,22 +1,14 @@
-// Starts and stops real redis-server processes on free loopback ports for the tests.
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer, Socket } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// Starts and stops real redis-server processes on free loopback ports for the tests. The process
+// handling is the simulator's (src/testing/_redis_process.ts): one implementation for both.
+import {
+  freePort as freePortOn,
+  type SpawnOptions,
+  spawnRedis,
+} from "../../src/testing/_redis_process.ts";
 
 /** Returns a TCP port that was free on `host` a moment ago. */
 export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+  return freePortOn(host);
 }
 
 /** A redis-server process started by a test. */
@@ -25,114 +17,70 @@ export interface RedisServer {
   port: number;
   /** `redis://host:port` */
   url: string;
-  pid: number;
+  /** The pid of the current process (changes on restart). */
+  readonly pid: number;
   /** Working directory (removed on stop). */
   dir: string;
-  /** Kills with SIGKILL, without waiting for a clean shutdown. */
+  /** Whether the process is running. */
+  readonly running: boolean;
+  /** Kills with SIGKILL, without waiting for a clean shutdown; keeps the directory. */
   kill(): Promise<void>;
   /** SIGTERM, waits for the exit, removes the directory. Idempotent. */
   stop(): Promise<void>;
-  /** Starts the same server again on the same port (after kill()). */
+  /** Starts the same server again on the same port and directory (after kill()). */
   restart(): Promise<void>;
 }
 
 export interface StartOptions {
   host?: string;
   port?: number;
-  /** Extra redis-server arguments, e.g. ["--requirepass", "secret"]. */
+  /** Extra redis-server arguments, e.g. ["--requirepass", "secret"]. They override the defaults. */
   args?: string[];
   /** Wait for this TCP port instead of `port` (e.g. a TLS-only server). */
   readyPort?: number;
+  /** Config file contents, written to `<dir>/redis.conf` and passed first (e.g. a sentinel). */
+  config?: string;
+  /** Working directory to use (created by the caller, removed on stop). */
+  dir?: string;
+  /** Add `--enable-debug-command yes`. @default true */
+  debugCommand?: boolean;
+  /** Custom readiness check (a TCP probe by default). */
+  ready?: (host: string, port: number) => Promise<boolean>;
 }
 
-function waitExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
-
-function probe(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = new Socket();
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.once("connect", () => done(true));
-    s.once("error", () => done(false));
-    s.connect(port, host);
-  });
-}
-
-async function waitPort(host: string, port: number, child: ChildProcess, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    if (await probe(host, port)) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`redis-server on ${host}:${port} did not start within ${ms} ms`);
+/** Formats `redis://host:port` (IPv6 in brackets). */
+export function redisUrl(host: string, port: number): string {
+  return `redis://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /** Starts `redis-server` on a free loopback port, no persistence, debug command enabled. */
 export async function startRedis(options: StartOptions = {}): Promise<RedisServer> {
   const host = options.host ?? "127.0.0.1";
-  const port = options.port ?? await freePort(host);
-  const dir = mkdtempSync(join(tmpdir(), "edge-redis-"));
-  const argv = [
-    "--port",
-    String(port),
-    "--bind",
+  const spawnOptions: SpawnOptions = {
     host,
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    dir,
-    "--enable-debug-command",
-    "yes",
-    "--protected-mode",
-    "no",
-    ...(options.args ?? []),
-  ];
-  let child: ChildProcess;
-  let stopped = false;
-  const launch = async () => {
-    child = spawn("redis-server", argv, { stdio: ["ignore", "ignore", "pipe"] });
-    child.stderr?.resume();
-    await waitPort(host, options.readyPort ?? port, child);
+    port: options.port,
+    readyPort: options.readyPort,
+    config: options.config,
+    dir: options.dir,
+    args: [
+      ...(options.debugCommand ?? true ? ["--enable-debug-command", "yes"] : []),
+      ...(options.args ?? []),
+    ],
   };
-  await launch();
-  const server: RedisServer = {
+  const p = await spawnRedis(spawnOptions, options.ready);
+  return {
     host,
-    port,
-    url: `redis://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port: p.port,
+    url: redisUrl(host, p.port),
     get pid() {
-      return child.pid ?? -1;
+      return p.pid;
     },
-    dir,
-    async kill() {
-      child.kill("SIGKILL");
-      await waitExit(child);
+    dir: p.dir,
+    get running() {
+      return p.running;
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const t = setTimeout(() => child.kill("SIGKILL"), 3_000);
-        await waitExit(child);
-        clearTimeout(t);
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-    async restart() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGKILL");
-        await waitExit(child);
-      }
-      await launch();
-    },
+    kill: () => p.kill(),
+    stop: () => p.stop(),
+    restart: () => p.restart(),
   };
-  return server;
 }
