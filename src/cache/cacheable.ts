@@ -58,10 +58,11 @@ const DENIED: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Cacheable commands when the table does not know them: the name and the legacy last-key
- * position (1: one key; -1: every argument is a key, so one key only with one argument).
+ * @internal Cacheable commands when the table does not know them: the name and the legacy
+ * last-key position (1: one key; -1: every argument is a key, so one key only with one argument).
+ * A unit test keeps it equal to what the table derives.
  */
-const FALLBACK: ReadonlyMap<string, number> = new Map([
+export const FALLBACK_CACHEABLE: ReadonlyMap<string, number> = new Map([
   ...[
     "GET",
     "GETRANGE",
@@ -141,7 +142,7 @@ function deriveLastKey(name: string): number {
   if (DENIED.has(upper)) return NaN;
   const policy = commandPolicy([name]);
   const info = commandInfo([name]);
-  if (policy === undefined || info === undefined) return FALLBACK.get(upper) ?? NaN;
+  if (policy === undefined || info === undefined) return FALLBACK_CACHEABLE.get(upper) ?? NaN;
   const ok = policy.readonly && !policy.write && !policy.blocking && !policy.pubsub &&
     !policy.movableKeys && !policy.nondeterministicOutput && info.subcommands.length === 0 &&
     info.firstKey === 1 && info.step === 1 && (info.lastKey === 1 || info.lastKey === -1);

@@ -1,0 +1,280 @@
+// ClientSideCache and TrackingSession without a server: what is answered from memory, when a
+// reply is kept, and how the tracking session's steps, pushes and losses drive it.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ClientSideCache, type CommandExec } from "../../../src/cache/client_side_cache.ts";
+import type { TrackingNode } from "../../../src/cache/tracking_session.ts";
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_ERRORS_AS_VALUES,
+  FLAG_READONLY,
+} from "../../../src/connection/flags.ts";
+import { ReplyError } from "../../../src/errors.ts";
+import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
+
+const RO = FLAG_READONLY;
+
+/** A fake server: records commands, answers from a map, or holds replies until released. */
+function fakeExec(data: Map<string, RespValue>) {
+  const sent: RedisArgument[][] = [];
+  const held: (() => void)[] = [];
+  let hold = false;
+  const exec: CommandExec = (args, transform) => {
+    sent.push(args);
+    const reply = data.get(String(args[1])) ?? null;
+    const done = () => (transform ? transform(reply) : reply);
+    if (!hold) return Promise.resolve().then(done);
+    return new Promise((resolve) => held.push(() => resolve(done())));
+  };
+  return {
+    exec,
+    sent,
+    hold(on: boolean) {
+      hold = on;
+    },
+    releaseAll() {
+      for (const r of held.splice(0)) r();
+    },
+  };
+}
+
+function activeCache(options = {}) {
+  const cache = new ClientSideCache(options);
+  const t = cache.tracking(3);
+  const steps = t.session("shared");
+  return { cache, t, steps };
+}
+
+describe("ClientSideCache", () => {
+  it("answers a repeated read from memory once tracking is on", async () => {
+    const { cache, steps } = activeCache();
+    assert.deepEqual(steps.map((s) => s.args), [["CLIENT", "TRACKING", "ON"]]);
+    const f = fakeExec(new Map([["k", "v"]]));
+    assert.equal(await cache.run(["GET", "k"], undefined, RO, undefined, f.exec), "v");
+    assert.equal(await cache.run(["GET", "k"], undefined, RO, undefined, f.exec), "v");
+    assert.equal(f.sent.length, 1);
+    assert.equal(cache.stats().hits, 1);
+    assert.equal(cache.stats().misses, 1);
+  });
+
+  it("sends everything to the server while tracking is off", async () => {
+    const cache = new ClientSideCache({});
+    cache.tracking(3); // never connected
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(f.sent.length, 2);
+    assert.equal(cache.stats().entries, 0);
+  });
+
+  it("keeps the string and the binary view apart and keys by every argument", async () => {
+    const { cache } = activeCache();
+    const f = fakeExec(new Map([["h", "x"]]));
+    await cache.run(["HGET", "h", "a"], undefined, RO, undefined, f.exec);
+    await cache.run(["HGET", "h", "b"], undefined, RO, undefined, f.exec);
+    await cache.run(["HGET", "h", "a"], undefined, RO | FLAG_BINARY, undefined, f.exec);
+    await cache.run(["HGET", "h", "a\u0000"], undefined, RO, undefined, f.exec);
+    await cache.run(["HGET", "h", new TextEncoder().encode("a")], undefined, RO, undefined, f.exec);
+    assert.equal(f.sent.length, 5);
+    assert.equal(cache.stats().entries, 5);
+    await cache.run(["HGET", "h", "a"], undefined, RO | FLAG_BINARY, undefined, f.exec);
+    assert.equal(f.sent.length, 5);
+  });
+
+  it("applies the transform to a private copy on every hit", async () => {
+    const { cache } = activeCache();
+    const f = fakeExec(new Map([["s", ["a", "b"]]]));
+    const tr = (v: RespValue) => v as string[];
+    const first = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec) as string[];
+    first.push("mutated");
+    const second = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec) as string[];
+    second.push("again");
+    const third = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec);
+    assert.deepEqual(third, ["a", "b"]);
+    assert.equal(f.sent.length, 1);
+  });
+
+  it("does not keep a reply whose key was invalidated while it was on its way", async () => {
+    const { cache, t } = activeCache();
+    const f = fakeExec(new Map([["k", "old"]]));
+    f.hold(true);
+    const p = cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(t.onPush(["invalidate", ["k"]], "shared"), true);
+    f.releaseAll();
+    assert.equal(await p, "old", "the caller still gets its reply");
+    f.hold(false);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(f.sent.length, 2, "the next read went to the server");
+  });
+
+  it("a null invalidation drops everything; named ones only their keys", async () => {
+    const { cache, t } = activeCache();
+    const f = fakeExec(new Map([["a", "1"], ["b", "2"]]));
+    await cache.run(["GET", "a"], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", "b"], undefined, RO, undefined, f.exec);
+    t.onPush(["invalidate", [new TextEncoder().encode("a")]], "shared");
+    assert.equal(cache.stats().entries, 1);
+    t.onPush(["invalidate", null], "shared");
+    assert.equal(cache.stats().entries, 0);
+    assert.equal(t.onPush(["message", "x", "y"], "shared"), false, "not taken");
+  });
+
+  it("a write drops its keys before it is sent; a blocking one again when done", async () => {
+    const { cache } = activeCache();
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    await cache.run(["SET", "k", "w"], undefined, 0, undefined, f.exec);
+    assert.equal(cache.stats().entries, 0);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    f.hold(true);
+    const pop = cache.run(
+      ["BLMOVE", "k", "d", "LEFT", "LEFT", 0],
+      undefined,
+      FLAG_BLOCKING,
+      0,
+      f.exec,
+    );
+    f.hold(false);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().entries, 1, "read again while the pop blocks");
+    f.releaseAll();
+    await pop;
+    await Promise.resolve();
+    assert.equal(cache.stats().entries, 0, "dropped once the pop returned");
+  });
+
+  it("a transaction's writes drop their keys", async () => {
+    const { cache } = activeCache();
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    const out = cache.sendAll(
+      [{ args: ["MULTI"], transform: undefined, flags: 0 }, {
+        args: ["INCR", "k"],
+        transform: undefined,
+        flags: 0,
+      }, { args: ["EXEC"], transform: undefined, flags: 0 }],
+      (cmds) => cmds.map(() => Promise.resolve("OK")),
+    );
+    assert.equal(out.length, 3);
+    assert.equal(cache.stats().entries, 0);
+  });
+
+  it("pipelines get errors as values and they are not kept", async () => {
+    const { cache } = activeCache();
+    const err = new ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value");
+    const exec: CommandExec = () => Promise.resolve(err);
+    const v = await cache.run(["GET", "k"], undefined, RO | FLAG_ERRORS_AS_VALUES, undefined, exec);
+    assert.equal(v, err);
+    assert.equal(cache.stats().entries, 0);
+    const f = fakeExec(new Map([["k", "1"]]));
+    const boom = () => {
+      throw new TypeError("bad reply");
+    };
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    const hit = await cache.run(["GET", "k"], boom, RO | FLAG_ERRORS_AS_VALUES, undefined, f.exec);
+    assert.ok(hit instanceof TypeError);
+    await assert.rejects(cache.run(["GET", "k"], boom, RO, undefined, f.exec), TypeError);
+  });
+
+  it("only keys with one of the prefixes are cached", async () => {
+    const { cache } = activeCache({ prefixes: ["user:"] });
+    const f = fakeExec(new Map());
+    await cache.run(["GET", "user:1"], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", "order:1"], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().entries, 1);
+  });
+});
+
+describe("TrackingSession", () => {
+  it("RESP3: tracking is a step of every new shared socket; broadcast adds its prefixes", () => {
+    const cache = new ClientSideCache({ mode: "broadcast", prefixes: ["a:", "b:"] });
+    const t = cache.tracking(3);
+    assert.deepEqual(t.session("exclusive"), []);
+    assert.deepEqual(t.session("shared").map((s) => s.args), [[
+      "CLIENT",
+      "TRACKING",
+      "ON",
+      "BCAST",
+      "PREFIX",
+      "a:",
+      "PREFIX",
+      "b:",
+    ]]);
+    assert.equal(t.active, true);
+  });
+
+  it("RESP3: a new socket and a lost one flush the cache; a refused TRACKING turns caching off", async () => {
+    const { cache, t, steps } = activeCache();
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    t.session("shared"); // a handoff's replacement
+    assert.equal(cache.stats().entries, 0);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    t.onLost("shared");
+    assert.equal(cache.stats().entries, 0);
+    assert.equal(t.active, false);
+    const again = t.session("shared");
+    again[0]!.onReply!(new ReplyError("ERR unknown subcommand"));
+    assert.equal(t.active, false);
+    // The reply of an older socket's step does not undo a newer one.
+    const newer = t.session("shared");
+    steps[0]!.onReply!(new ReplyError("ERR late"));
+    assert.equal(t.active, true);
+    newer[0]!.onReply!("OK");
+    assert.equal(t.active, true);
+  });
+
+  it("RESP2: subscribes for invalidations, reads CLIENT ID, then redirects the shared connection", async () => {
+    const cache = new ClientSideCache({});
+    const t = cache.tracking(2);
+    const runs: RedisArgument[][] = [];
+    const subs: string[][] = [];
+    const node: TrackingNode = {
+      run: (args) => {
+        runs.push(args);
+        return Promise.resolve("OK");
+      },
+      subscribe: (_kind, names) => {
+        subs.push(names);
+        return Promise.resolve(undefined);
+      },
+    };
+    t.attach(node);
+    assert.deepEqual(t.session("shared"), [], "no redirect target yet");
+    assert.deepEqual(subs, [["__redis__:invalidate"]]);
+    const sub = t.session("subscriber");
+    assert.deepEqual(sub.map((s) => s.args), [["CLIENT", "ID"]]);
+    sub[0]!.onReply!(42);
+    assert.equal(t.active, false);
+    assert.equal(t.onPush(["subscribe", "__redis__:invalidate", 1], "subscriber"), false);
+    assert.deepEqual(runs, [["CLIENT", "TRACKING", "OFF"], [
+      "CLIENT",
+      "TRACKING",
+      "ON",
+      "REDIRECT",
+      42,
+    ]]);
+    assert.equal(t.active, true);
+    // Invalidations come as messages of the channel.
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(t.onPush(["message", "__redis__:invalidate", ["k"]], "subscriber"), true);
+    assert.equal(cache.stats().entries, 0);
+    assert.equal(t.onPush(["message", "news", "hello"], "subscriber"), false);
+    // A reconnect of the shared connection redirects again at once.
+    t.onLost("shared");
+    assert.deepEqual(t.session("shared").map((s) => s.args), [[
+      "CLIENT",
+      "TRACKING",
+      "ON",
+      "REDIRECT",
+      42,
+    ]]);
+    // Losing the invalidation connection turns caching off until it is back.
+    t.onLost("subscriber");
+    assert.equal(t.active, false);
+    assert.deepEqual(t.session("shared"), []);
+    assert.equal(subs.length, 1, "the subscription is restored by the executor, not repeated");
+  });
+});
