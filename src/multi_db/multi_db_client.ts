@@ -301,9 +301,12 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       let healthy = 0;
       let unhealthy = 0;
       let done = false;
+      const pending = new Set(dbs);
       const settle = () => {
         if (done) return;
-        if (healthy >= need) {
+        // Enough are healthy, and none still being checked weighs more than the best of them.
+        const best = Math.max(...dbs.filter((d) => d.health === "healthy").map((d) => d.weight));
+        if (healthy >= need && ![...pending].some((d) => d.weight > best)) {
           done = true;
           resolve();
         } else if (n - unhealthy < need) {
@@ -319,6 +322,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       };
       for (const db of dbs) {
         this.#monitors.get(db)!.checkNow().then((r) => {
+          pending.delete(db);
           if (r.healthy) healthy++;
           else unhealthy++;
           settle();
@@ -507,10 +511,16 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       if (!this.#initialized) await this.#ensureInit();
       while (this.#switching) await this.#switching.catch(() => {});
       const db = this.#active;
-      if (db !== undefined && db.detector.acquire()) return db;
+      // An active database whose health check failed serves only inside a maintenance window
+      // (or while no other is usable: then the failover below reports it).
+      if (db !== undefined && this.#serves(db) && db.detector.acquire()) return db;
       if (round > this.#dbs.length) throw this.#unavailable();
       if (!(await this.#failover(db, "CIRCUIT_BREAKER"))) throw this.#unavailable();
     }
+  }
+
+  #serves(db: Database): boolean {
+    return db.health !== "unhealthy" || db.inMaintenance();
   }
 
   #unavailable(): ConnectionError {
