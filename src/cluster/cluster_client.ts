@@ -241,6 +241,8 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #retries = new Set<RetryTimer>();
   /** Nodes whose connection is down, with the last error. */
   readonly #down = new Map<string, Error>();
+  /** Nodes a connection was ever ready to. */
+  readonly #reached = new Set<string>();
   readonly #stats: ClusterStats = {
     moved: 0,
     ask: 0,
@@ -380,6 +382,7 @@ export class RedisClusterClient extends RedisCommands<string>
   #onNodeEvent(address: string, name: NodeEventName, detail: unknown): void {
     if (name === "ready") {
       this.#down.delete(address);
+      this.#reached.add(address);
       return;
     }
     if (name === "reconnecting") {
@@ -915,7 +918,11 @@ export class RedisClusterClient extends RedisCommands<string>
       error = new ConnectionError(
         `Cannot send "${
           nameOf(job.args)
-        }" to "${job.last}": the node is unreachable (${cause.message})`,
+        }" to "${job.last}": the node is unreachable (${cause.message})${
+          this.#reached.has(job.last)
+            ? ""
+            : "; if the cluster announces addresses this client cannot reach, set nodeAddressMap"
+        }`,
         { cause, written: false },
       );
     }
