@@ -21,6 +21,13 @@ export {
   type SendCommandOptions,
   WatchSession,
 } from "./src/client/redis_client.ts";
+export type {
+  HandoffDetail,
+  MaintenanceEventDetail,
+  ReconnectingDetail,
+  RedisClientEventMap,
+  TypedEventListener,
+} from "./src/client/events.ts";
 export {
   type ClientMaintenanceOptions,
   parseRedisUrl,
@@ -34,6 +41,8 @@ export {
   Transaction,
 } from "./src/client/pipeline.ts";
 export type { ClientMaintenanceState } from "./src/client/_maintenance.ts";
+export type { ClientSideCacheOptions } from "./src/cache/options.ts";
+export type { CacheStats } from "./src/cache/cache_store.ts";
 export type {
   ConnectionSnapshot,
   ConnectionWindowSnapshot,

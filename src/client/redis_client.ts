@@ -23,6 +23,7 @@ import { cursorIterator } from "./_cursor.ts";
 import { Pipeline, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import { WatchSession } from "./watch_session.ts";
+import type { RedisClientEventMap, TypedEventListener } from "./events.ts";
 import { reservedCommandError } from "../connection/reserved.ts";
 import { ClientSideCache, type CommandExec } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
@@ -67,15 +68,8 @@ export interface ScanIteratorOptions {
   type?: string;
 }
 
-/** Names of the client's events. */
-export type RedisClientEventName =
-  | "connect"
-  | "ready"
-  | "reconnecting"
-  | "error"
-  | "close"
-  | "maintenance"
-  | "handoff";
+/** Names of the client's events (the keys of {@linkcode RedisClientEventMap}). */
+export type RedisClientEventName = keyof RedisClientEventMap;
 
 /**
  * A Redis client for one standalone server (or one proxy endpoint). All typed command
@@ -83,7 +77,11 @@ export type RedisClientEventName =
  * `WATCH` sessions use a small pool of exclusive connections.
  *
  * Events (`addEventListener`): `connect`, `ready`, `reconnecting`, `error`, `close`, and with
- * maintenance notifications `maintenance` and `handoff`; each a `CustomEvent` with a `detail`.
+ * maintenance notifications `maintenance` and `handoff`; each a `CustomEvent` with a `detail`,
+ * typed by {@linkcode RedisClientEventMap}.
+ *
+ * @typeParam Events The event map: {@linkcode RedisClientEventMap}, or the extension of it of a
+ *   client kind built on this one.
  *
  * @example
  * ```ts ignore
@@ -94,7 +92,9 @@ export type RedisClientEventName =
  * const [a, b] = await client.pipeline().incr("n").incr("n").exec();
  * ```
  */
-export class RedisClient extends RedisCommands<string> implements AsyncDisposable, EventTarget {
+export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMap>
+  extends RedisCommands<string>
+  implements AsyncDisposable, EventTarget {
   readonly #o: ResolvedClientOptions;
   readonly #logger: Logger;
   readonly #events = new EventTarget();
@@ -465,18 +465,26 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
   }
 
   /**
-   * Adds an event listener (`connect`, `ready`, `reconnecting`, `error`, `close`, `maintenance`, `handoff`).
+   * Adds an event listener (`connect`, `ready`, `reconnecting`, `error`, `close`, `maintenance`,
+   * `handoff`). Typed by the client's event map ({@linkcode RedisClientEventMap}, extended by
+   * client kinds built on this one): the listener gets the event's `CustomEvent` with its
+   * `detail`, and an unknown event name does not compile.
    *
    * @param type The event name.
-   * @param listener The listener; events are `CustomEvent`s with a `detail`.
+   * @param listener The listener.
    * @param options Standard listener options.
+   *
+   * @example
+   * ```ts ignore
+   * client.addEventListener("handoff", (e) => console.log(`moved to ${e.detail.to.host}`));
+   * ```
    */
-  addEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
+  addEventListener<K extends keyof Events & string>(
+    type: K,
+    listener: TypedEventListener<Extract<Events[K], Event>> | null,
     options?: boolean | AddEventListenerOptions,
   ): void {
-    this.#events.addEventListener(type, listener, options);
+    this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
   }
 
   /**
@@ -486,12 +494,16 @@ export class RedisClient extends RedisCommands<string> implements AsyncDisposabl
    * @param listener The listener.
    * @param options Standard listener options.
    */
-  removeEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
+  removeEventListener<K extends keyof Events & string>(
+    type: K,
+    listener: TypedEventListener<Extract<Events[K], Event>> | null,
     options?: boolean | EventListenerOptions,
   ): void {
-    this.#events.removeEventListener(type, listener, options);
+    this.#events.removeEventListener(
+      type,
+      listener as EventListenerOrEventListenerObject,
+      options,
+    );
   }
 
   /**

@@ -18,6 +18,7 @@
  */
 export {
   RedisSentinelClient,
+  type RedisSentinelClientEventMap,
   type RedisSentinelClientEventName,
   type SentinelSwitchDetail,
 } from "./sentinel_client.ts";

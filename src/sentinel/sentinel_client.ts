@@ -13,6 +13,7 @@ import {
   type WatchSession,
 } from "../client/redis_client.ts";
 import type { NodeExecutor } from "../client/_node.ts";
+import type { RedisClientEventMap } from "../client/events.ts";
 import type { PubSubListener, Subscription } from "../client/subscription.ts";
 import { Transaction } from "../client/pipeline.ts";
 import type { Transform } from "../commands/_command.ts";
@@ -42,17 +43,24 @@ import {
   resolveSentinelOptions,
 } from "./options.ts";
 
+/**
+ * The events of a `RedisSentinelClient`: the standalone client's and its own.
+ *
+ * @example
+ * ```ts ignore
+ * import type { RedisSentinelClientEventMap } from "@edge/redis/sentinel";
+ * const onSwitch = (e: RedisSentinelClientEventMap["switch"]) => console.log(e.detail.to);
+ * ```
+ */
+export interface RedisSentinelClientEventMap extends RedisClientEventMap {
+  /** The data connections moved to another node. */
+  switch: CustomEvent<SentinelSwitchDetail>;
+  /** A sentinel was learnt from the others. */
+  "sentinel-added": CustomEvent<HostPort>;
+}
+
 /** Names of the sentinel client's events: the standalone ones and its own. */
-export type RedisSentinelClientEventName =
-  | "connect"
-  | "ready"
-  | "reconnecting"
-  | "error"
-  | "close"
-  | "maintenance"
-  | "handoff"
-  | "switch"
-  | "sentinel-added";
+export type RedisSentinelClientEventName = keyof RedisSentinelClientEventMap;
 
 /** The detail of a `switch` event: the data connections moved. */
 export interface SentinelSwitchDetail {
@@ -99,7 +107,7 @@ function isRefusal(v: unknown): v is ReplyError {
  * await client.set("k", "v");
  * ```
  */
-export class RedisSentinelClient extends RedisClient {
+export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap> {
   readonly #s: ResolvedSentinelOptions;
   readonly #logger: Logger;
   readonly #sentinels: SentinelSet;

@@ -213,7 +213,7 @@ describe("RedisClient against a real redis-server", () => {
   it("emits connect, ready and close events", async () => {
     const client = new RedisClient({ url: server.url });
     const seen: string[] = [];
-    for (const n of ["connect", "ready", "close"]) {
+    for (const n of ["connect", "ready", "close"] as const) {
       client.addEventListener(n, () => seen.push(n));
     }
     await client.connect();

@@ -15,7 +15,7 @@ interface Seen {
 
 function record(client: RedisClient): Seen[] {
   const seen: Seen[] = [];
-  for (const type of ["maintenance", "handoff"]) {
+  for (const type of ["maintenance", "handoff"] as const) {
     client.addEventListener(type, (e) => {
       const detail = (e as CustomEvent).detail as Record<string, unknown>;
       seen.push({
