@@ -5,7 +5,7 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
-import type { Transform } from "../commands/_command.ts";
+import { FLAG_RAW, type Transform } from "../commands/_command.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { RedisError, ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -104,7 +104,8 @@ export abstract class Batch {
    * @returns The batch, for chaining.
    */
   sendCommand(args: RedisArgument[]): this {
-    return this._run(args, undefined, 0);
+    // FLAG_RAW: the connection refuses commands that would change its state for every caller.
+    return this._run(args, undefined, FLAG_RAW);
   }
 }
 
@@ -192,7 +193,7 @@ export class Transaction extends Batch {
     // leave the connection inside a transaction.
     const all = this.#sendAll([
       { args: ["MULTI"], transform: undefined, flags: 0 },
-      ...q.map((c) => ({ args: c.args, transform: undefined, flags: 0 })),
+      ...q.map((c) => ({ args: c.args, transform: undefined, flags: c.flags & FLAG_RAW })),
       { args: ["EXEC"], transform: exec, flags: 0 },
     ]);
     // Observe every promise so none is left unhandled, then report the first queueing error.
