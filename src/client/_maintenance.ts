@@ -59,8 +59,10 @@ export class MaintenanceSupport {
   readonly controller: MaintenanceController<Connection>;
   readonly #host: MaintenanceHost;
   readonly #registered = new WeakMap<Connection, RegisteredConnection>();
-  /** Connections whose current socket's opt-in the server accepted. */
+  /** Connections whose latest opt-in the server accepted (refused or not asked: absent). */
   readonly #optedIn = new WeakSet<Connection>();
+  /** Sockets whose opt-in the server accepted. */
+  readonly #optedInSockets = new WeakSet<Transport>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = 0;
   #reconnectTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -107,9 +109,11 @@ export class MaintenanceSupport {
       secure: transport.secure,
       endpoint: where,
     });
-    // Until the server accepts the opt-in on this socket, maintenance pushes are not acted on.
-    this.#optedIn.delete(conn);
-    if (plan.action === "skip") return [];
+    if (plan.action === "skip") {
+      // Not asked on this socket: its pushes are not acted on.
+      this.#optedIn.delete(conn);
+      return [];
+    }
     if (plan.action === "fail") throw new ConnectionError(plan.message, { written: false });
     // A connection opened during a MOVING window is relaxed from its first byte.
     this.#apply(this.controller.attach(conn, this.#key(conn)));
@@ -118,6 +122,7 @@ export class MaintenanceSupport {
       onReply: (v: RespValue) => {
         if (!(v instanceof ReplyError)) {
           this.#optedIn.add(conn);
+          this.#optedInSockets.add(transport);
           this.#host.logger.debug(
             `${
               this.#label(conn)
@@ -125,6 +130,7 @@ export class MaintenanceSupport {
           );
           return;
         }
+        this.#optedIn.delete(conn);
         if (options.mode === "enabled") {
           throw new ConnectionError(
             `Cannot enable maintenance notifications on "${where}": ${v.message}`,
@@ -166,9 +172,18 @@ export class MaintenanceSupport {
    * Handles a push frame; returns whether it was a maintenance frame. Maintenance frames are
    * acted on only on connections whose opt-in the server accepted: a MOVING on any other
    * connection would send the credentials to whatever host it names.
+   *
+   * @param conn The connection.
+   * @param frame The push frame.
+   * @param transport The socket it arrived on (the Connection's `onPush` hook passes it); without
+   *   it, the connection's latest opt-in decides.
+   * @returns Whether the frame was a maintenance notification (taken, whether acted on or not).
    */
-  onPush(conn: Connection, frame: RespValue[]): boolean {
-    if (!this.#optedIn.has(conn)) {
+  onPush(conn: Connection, frame: RespValue[], transport?: Transport): boolean {
+    const accepted = transport !== undefined
+      ? this.#optedInSockets.has(transport)
+      : this.#optedIn.has(conn);
+    if (!accepted) {
       if (parseMaintenanceNotification(frame) === undefined) return false;
       this.#host.logger.warn(
         `${this.#label(conn) ?? "connection"}: ignoring a ${

@@ -88,8 +88,11 @@ export interface ConnectionHooks {
   onError?(error: Error): void;
   /** The connection was closed for good. */
   onClose?(): void;
-  /** A push frame (RESP3 `>`, or a pub/sub array on a RESP2 subscriber connection). */
-  onPush?(frame: RespValue[]): void;
+  /**
+   * A push frame (RESP3 `>`, or a pub/sub array on a RESP2 subscriber connection), with the
+   * socket it arrived on (during a handoff two sockets deliver).
+   */
+  onPush?(frame: RespValue[], transport: Transport): void;
   /**
    * Extra handshake steps, after HELLO/AUTH/SETNAME/SETINFO and before SELECT. Called for every
    * new socket with its transport (for its remote address and TLS).
@@ -820,7 +823,7 @@ export class Connection {
       }
     }
     try {
-      this.#o.hooks?.onPush?.(frame);
+      this.#o.hooks?.onPush?.(frame, link.transport);
     } catch (e) {
       this.#o.logger.warn(`Push handler failed: ${(e as Error).message}`);
     }

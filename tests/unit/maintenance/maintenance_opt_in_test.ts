@@ -80,6 +80,22 @@ describe("MaintenanceSupport opt-in", () => {
     m.close();
   });
 
+  it("judges each socket by its own opt-in when the socket is given", async () => {
+    const { m, s, conn } = setup("auto");
+    const oldSocket = { ...transport };
+    const newSocket = { ...transport, remotePort: 7001 };
+    m.handshake(conn, oldSocket, 3)[0]!.onReply?.("OK");
+    // A replacement socket whose opt-in reply has not arrived yet.
+    m.handshake(conn, newSocket, 3);
+    assert.equal(m.onPush(conn, ["MOVING", 1, 5, "203.0.113.7:6379"], newSocket), true);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(s.handoffs, 0, "not acted on from the socket that did not opt in");
+    m.onPush(conn, ["MOVING", 2, 5, "127.0.0.2:7000"], oldSocket);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(s.handoffs, 1, "acted on from the socket that did");
+    m.close();
+  });
+
   it("a relaxed timeout of 0 does not make the connect to a MOVING target unbounded", () => {
     const { m, conn } = setup("auto");
     const m0 = new MaintenanceSupport({ mode: "auto", relaxedTimeout: 0 }, {
