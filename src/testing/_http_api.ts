@@ -1,14 +1,32 @@
 // Routes of the simulator's HTTP API: the fault injector's /action endpoints, /connections,
 // /events, and the management REST mock (/v1/...).
 import type { HttpRequest, HttpResponse } from "./_http_server.ts";
-import type { MaintenanceSimulator } from "./maintenance_simulator.ts";
+import type { RestMock } from "./rest_mock.ts";
+import type { ActionStatus, Endpoint } from "./types.ts";
+
+/** What the API serves: a standalone or a cluster simulator. */
+export interface ApiTarget {
+  readonly rest?: RestMock;
+  readonly faults?: { state(): unknown };
+  readonly upstream?: Endpoint;
+  readonly http: Endpoint | undefined;
+  startAction(type: string, parameters: Record<string, unknown>): string;
+  actionStatus(id: string): ActionStatus | undefined;
+  connections(): unknown;
+  events(): unknown;
+  endpoints(): Endpoint[];
+  /** Cluster: the nodes. */
+  nodes?(): unknown;
+  /** Cluster: the MOVED / ASK replies forwarded. */
+  redirects?(): unknown;
+}
 
 /** Answers one HTTP request. */
 export async function handleApi(
-  sim: MaintenanceSimulator,
+  sim: ApiTarget,
   req: HttpRequest,
 ): Promise<HttpResponse> {
-  if (req.path.startsWith("/v1/")) {
+  if (req.path.startsWith("/v1/") && sim.rest !== undefined) {
     const res = sim.rest.handle({
       method: req.method,
       path: req.path,
@@ -47,7 +65,9 @@ export async function handleApi(
   }
   if (req.path === "/connections") return { status: 200, body: sim.connections() };
   if (req.path === "/events") return { status: 200, body: sim.events() };
-  if (req.path === "/faults") return { status: 200, body: sim.faults.state() };
+  if (req.path === "/faults" && sim.faults) return { status: 200, body: sim.faults.state() };
+  if (req.path === "/nodes" && sim.nodes) return { status: 200, body: sim.nodes() };
+  if (req.path === "/redirects" && sim.redirects) return { status: 200, body: sim.redirects() };
   if (req.path === "/" || req.path === "/endpoints") {
     return {
       status: 200,

@@ -19,6 +19,20 @@ export interface HostPort {
   port: number;
 }
 
+/** A MOVED or ASK reply the proxy forwarded to its client. */
+export interface RedirectRecord {
+  kind: "MOVED" | "ASK";
+  /** The slot named in the reply. */
+  slot: number;
+  /** The address named in the reply, `host:port`. */
+  target: string;
+  /** When it was forwarded, ms since the epoch. */
+  at: number;
+}
+
+/** Redirect records kept per connection (the oldest are dropped beyond it). */
+const REDIRECT_LOG_LIMIT = 10_000;
+
 /** What a proxy connection needs from the simulator that owns it. */
 export interface ProxyHost {
   readonly connector: Connector;
@@ -159,6 +173,12 @@ export class ProxyConnection {
   bytesOut = 0;
   /** Something was dropped by a blackhole: the reply stream is no longer in step. */
   poisoned = false;
+  /** MOVED replies forwarded to the client. */
+  moved = 0;
+  /** ASK replies forwarded to the client. */
+  ask = 0;
+  /** The forwarded MOVED / ASK replies, oldest first (the latest 10 000). */
+  readonly redirects: RedirectRecord[] = [];
   #helloArgs: Uint8Array[] | undefined;
   #authArgs: Uint8Array[] | undefined;
   #trackingArgs: Uint8Array[] | undefined;
@@ -735,7 +755,23 @@ export class ProxyConnection {
     }
     slot.effect?.(type !== T_ERROR && type !== T_BULK_ERROR);
     if (slot.kind === "silent") return;
+    if (type === T_ERROR && slot.frames.length === 1) this.#countRedirect(frame);
     this.#flushSlots();
+  }
+
+  /** Counts a `-MOVED <slot> <host:port>` or `-ASK <slot> <host:port>` reply. */
+  #countRedirect(frame: Uint8Array): void {
+    // "-MOVED " / "-ASK ": check the first bytes before decoding anything.
+    const b1 = frame[1];
+    if (b1 !== 0x4d && b1 !== 0x41) return;
+    const text = new TextDecoder().decode(frame.subarray(1, Math.min(frame.length, 300)));
+    const m = /^(MOVED|ASK) (\d+) (\S+)\r?\n?/.exec(text);
+    if (m === null) return;
+    const kind = m[1] as "MOVED" | "ASK";
+    if (kind === "MOVED") this.moved++;
+    else this.ask++;
+    this.redirects.push({ kind, slot: Number(m[2]), target: m[3]!.trim(), at: Date.now() });
+    if (this.redirects.length > REDIRECT_LOG_LIMIT) this.redirects.shift();
   }
 
   #flushSlots(): void {

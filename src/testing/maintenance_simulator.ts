@@ -292,6 +292,8 @@ export class MaintenanceSimulator {
       inFlight: c.inFlight,
       bytesIn: c.bytesIn,
       bytesOut: c.bytesOut,
+      moved: c.moved,
+      ask: c.ask,
       ageMs: now - c.createdAt,
     }));
   }

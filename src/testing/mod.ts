@@ -9,6 +9,11 @@
  * promotion), injects network faults, and exposes the Redis Software fault injector's HTTP API
  * and a management REST mock for lag-aware health checks.
  *
+ * {@linkcode ClusterMaintenanceSimulator} does the same for Redis Cluster: a real cluster of
+ * redis-server nodes on loopback, a proxy in front of each node (the nodes announce the
+ * proxies), and slot migrations (SMIGRATING / SMIGRATED around a real `SETSLOT` / `MIGRATE`
+ * resharding, a node joining or left empty), with the MOVED / ASK replies counted per connection.
+ *
  * The simulator spawns `redis-server` processes for data movement and failover, so it needs
  * `redis-server` on the `PATH` and permission to run subprocesses (`deno run -A`).
  *
@@ -32,10 +37,13 @@
  */
 
 export { MaintenanceSimulator, parseEndpoint } from "./maintenance_simulator.ts";
+export { ClusterMaintenanceSimulator } from "./cluster_simulator.ts";
 export type {
   ActionStatus,
   BindOptions,
   BindResult,
+  ClusterNodeInfo,
+  ClusterSimulatorOptions,
   ConnectionInfo,
   Endpoint,
   FailoverOptions,
@@ -46,6 +54,11 @@ export type {
   NotificationRecord,
   NotificationStyle,
   NotificationType,
+  RedirectInfo,
+  SlotMigrateEffect,
+  SlotMigrateOptions,
+  SlotMigrateResult,
+  SlotMigrationEntry,
 } from "./types.ts";
 export type { BlackholeOptions, FaultState, SimulatorFaults } from "./simulator_faults.ts";
 export {

@@ -222,7 +222,14 @@ export interface FailoverResult {
  * const t: NotificationType = "MOVING";
  * ```
  */
-export type NotificationType = "MOVING" | "MIGRATING" | "MIGRATED" | "FAILING_OVER" | "FAILED_OVER";
+export type NotificationType =
+  | "MOVING"
+  | "MIGRATING"
+  | "MIGRATED"
+  | "FAILING_OVER"
+  | "FAILED_OVER"
+  | "SMIGRATING"
+  | "SMIGRATED";
 
 /**
  * A notification the simulator announced.
@@ -244,6 +251,10 @@ export interface NotificationRecord {
   target?: Endpoint;
   /** The shard ids (MIGRATING ... FAILED_OVER). */
   shardIds?: string[];
+  /** The slots as written into SMIGRATING, e.g. `"0-99,5000"`. */
+  slots?: string;
+  /** The entries of SMIGRATED. */
+  entries?: SlotMigrationEntry[];
   /** When it was sent, ms since the epoch. */
   at: number;
   /** How many connections received it when it was announced. */
@@ -284,6 +295,10 @@ export interface ConnectionInfo {
   bytesIn: number;
   /** Bytes sent to the client. */
   bytesOut: number;
+  /** MOVED replies forwarded to the client. */
+  moved: number;
+  /** ASK replies forwarded to the client. */
+  ask: number;
   /** Age, in ms. */
   ageMs: number;
 }
@@ -304,4 +319,192 @@ export interface ActionStatus {
   output: unknown;
   /** The error message, when it failed. */
   error: string | null;
+}
+
+/**
+ * One entry of an SMIGRATED notification: slots that moved from one node to another
+ * (addresses as the nodes announce them: the simulator's proxies).
+ *
+ * @example
+ * ```ts
+ * import type { SlotMigrationEntry } from "@edge/redis/testing";
+ * const e: SlotMigrationEntry = {
+ *   source: "127.0.0.1:15379",
+ *   destination: "127.0.0.1:15380",
+ *   slots: "0-99,5000",
+ * };
+ * ```
+ */
+export interface SlotMigrationEntry {
+  /** The node that gave the slots away, `host:port`. */
+  source: string;
+  /** The node that owns them now, `host:port`. */
+  destination: string;
+  /** The slots, as ranges: `"123,456,789-1000"`. */
+  slots: string;
+}
+
+/**
+ * What a {@linkcode SlotMigrateOptions.effect} does to the cluster.
+ *
+ * - `remove-add`: every slot of one primary moves to a new node that joins (node replacement);
+ *   the old primary is left empty.
+ * - `remove`: the slots of one primary are spread over the other primaries; it is left empty.
+ * - `add`: a new node joins and takes a share of every primary's slots.
+ * - `slot-shuffle`: slots move between the existing primaries.
+ *
+ * @example
+ * ```ts
+ * import type { SlotMigrateEffect } from "@edge/redis/testing";
+ * const effect: SlotMigrateEffect = "slot-shuffle";
+ * ```
+ */
+export type SlotMigrateEffect = "remove-add" | "remove" | "add" | "slot-shuffle";
+
+/**
+ * Options of {@linkcode ClusterMaintenanceSimulator.start}.
+ *
+ * @example
+ * ```ts
+ * import type { ClusterSimulatorOptions } from "@edge/redis/testing";
+ * const options: ClusterSimulatorOptions = { primaries: 3, http: "127.0.0.1:0" };
+ * ```
+ */
+export interface ClusterSimulatorOptions {
+  /** Primaries of the cluster (each gets an equal share of the slots). @default 3 */
+  primaries?: number;
+  /** Address the proxies and the nodes bind (loopback). @default "127.0.0.1" */
+  host?: string;
+  /** Extra redis-server arguments for every node. */
+  args?: string[];
+  /** Also serve the fault-injector HTTP API here (`port` 0 picks a free one). Off unless given. */
+  http?: Endpoint | string;
+  /**
+   * Answer `CLIENT MAINT_NOTIFICATIONS` exactly as open-source Redis does (rejected).
+   * @default false
+   */
+  rejectMaintNotifications?: boolean;
+  /** String style of the notification frames. @default "reference" */
+  notificationStyle?: NotificationStyle;
+  /** Opens the upstream connections. @default the runtime's own transport */
+  connector?: Connector;
+  /** Opens the listening sockets. @default the runtime's own listener */
+  listener?: ListenFunction;
+  /** The redis-server binary. @default "redis-server" */
+  redisServer?: string;
+  /** Receives diagnostics. @default none */
+  logger?: { debug(...args: unknown[]): void };
+}
+
+/**
+ * Options of {@linkcode ClusterMaintenanceSimulator.slotMigrate}.
+ *
+ * @example
+ * ```ts
+ * import type { SlotMigrateOptions } from "@edge/redis/testing";
+ * const move: SlotMigrateOptions = { effect: "slot-shuffle", slots: "0-99", delayMs: 200 };
+ * ```
+ */
+export interface SlotMigrateOptions {
+  /** What happens to the cluster. @default "slot-shuffle" */
+  effect?: SlotMigrateEffect;
+  /**
+   * The slots to move: `"0-99,5000"`, a list of slots, or absent for the effect's default
+   * (`remove-add` / `remove`: every slot of the last primary; `add`: a quarter of every
+   * primary's slots; `slot-shuffle`: 100 slots of each primary to the next one).
+   */
+  slots?: string | number[];
+  /**
+   * The destination, as a node index or `host:port` (proxy address), for `slot-shuffle` and
+   * `remove`. @default the next primary after each source
+   */
+  target?: number | string;
+  /** Pause between SMIGRATING and the start of the migration. @default 0 */
+  delayMs?: number;
+  /** Keys per `MIGRATE` batch. @default 100 */
+  keysPerBatch?: number;
+  /** Pause after each `MIGRATE` batch (clients meet ASK meanwhile). @default 0 */
+  pauseBetweenKeysMs?: number;
+  /** Pause after the last key moved, before `SETSLOT NODE` (the ASK window). @default 0 */
+  finalizeDelayMs?: number;
+  /** Which connections get the notifications: every node's, or only sources' and destinations'. @default "all" */
+  notify?: "all" | "involved";
+  /** Shape of the SMIGRATED entries: `[src, dst, slots]` or the older `[dst, slots]`. @default "triplets" */
+  entryShape?: "triplets" | "pairs";
+}
+
+/**
+ * What a slot migration did.
+ *
+ * @example
+ * ```ts
+ * import type { SlotMigrateResult } from "@edge/redis/testing";
+ * const seqs = (r: SlotMigrateResult) => [r.smigratingSeq, r.smigratedSeq];
+ * ```
+ */
+export interface SlotMigrateResult {
+  /** Sequence number of SMIGRATING. */
+  smigratingSeq: number;
+  /** Sequence number of SMIGRATED. */
+  smigratedSeq: number;
+  /** The SMIGRATED entries (one per source and destination pair). */
+  entries: SlotMigrationEntry[];
+  /** Keys moved with `MIGRATE`. */
+  keys: number;
+  /** Connections that received SMIGRATING. */
+  notified: number;
+  /** The node that joined (`add`, `remove-add`), `host:port`. */
+  added: string | null;
+  /** Nodes left without slots, `host:port`. */
+  emptied: string[];
+}
+
+/**
+ * One node of the simulated cluster.
+ *
+ * @example
+ * ```ts
+ * import type { ClusterNodeInfo } from "@edge/redis/testing";
+ * const show = (n: ClusterNodeInfo) => `${n.endpoint.port} -> ${n.upstream.port}: ${n.slots}`;
+ * ```
+ */
+export interface ClusterNodeInfo {
+  /** Creation order. */
+  index: number;
+  /** The node id. */
+  id: string;
+  /** The proxy clients connect to, which the node announces. */
+  endpoint: Endpoint;
+  /** The redis-server behind the proxy. */
+  upstream: Endpoint;
+  /** Its pid. */
+  pid: number;
+  /** The slots it owns, as ranges (`""` when empty). */
+  slots: string;
+  /** Open client connections on its proxy. */
+  connections: number;
+}
+
+/**
+ * A MOVED or ASK reply a proxy forwarded.
+ *
+ * @example
+ * ```ts
+ * import type { RedirectInfo } from "@edge/redis/testing";
+ * const late = (r: RedirectInfo, since: number) => r.at >= since;
+ * ```
+ */
+export interface RedirectInfo {
+  /** The connection that received it. */
+  connection: number;
+  /** The node proxy, `host:port`. */
+  endpoint: string;
+  /** `MOVED` or `ASK`. */
+  kind: "MOVED" | "ASK";
+  /** The slot named in the reply. */
+  slot: number;
+  /** The address named in the reply. */
+  target: string;
+  /** When, ms since the epoch. */
+  at: number;
 }

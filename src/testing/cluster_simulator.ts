@@ -1,0 +1,765 @@
+/**
+ * The {@linkcode ClusterMaintenanceSimulator}: a real Redis Cluster on loopback with a RESP proxy
+ * in front of every node, playing the cluster maintenance notifications (SMIGRATING /
+ * SMIGRATED) around real slot migrations.
+ *
+ * @module
+ */
+
+import { defaultConnector } from "../transport/default.ts";
+import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
+import type { Connector } from "../transport/types.ts";
+import {
+  formatSlots,
+  hostPort,
+  type NotificationStyle,
+  parseSlots,
+  smigratedFrame,
+  smigratingFrame,
+} from "./_notifications.ts";
+import { ProxyConnection, type ProxyHost } from "./_proxy_connection.ts";
+import { type RedisCluster, type RedisClusterNode, startRedisCluster } from "./_redis_cluster.ts";
+import { type HttpServer, serveHttp } from "./_http_server.ts";
+import { handleApi } from "./_http_api.ts";
+import { parseEndpoint } from "./maintenance_simulator.ts";
+import type {
+  ActionStatus,
+  ClusterNodeInfo,
+  ClusterSimulatorOptions,
+  ConnectionInfo,
+  Endpoint,
+  NotificationRecord,
+  NotificationType,
+  RedirectInfo,
+  SlotMigrateEffect,
+  SlotMigrateOptions,
+  SlotMigrateResult,
+  SlotMigrationEntry,
+} from "./types.ts";
+
+/** One node's proxy. */
+interface NodeProxy {
+  index: number;
+  endpoint: Endpoint;
+  key: string;
+  upstream: Endpoint;
+  listener: Listener;
+  conns: Set<ProxyConnection>;
+  host: ProxyHost;
+}
+
+const EFFECTS: readonly SlotMigrateEffect[] = ["remove-add", "remove", "add", "slot-shuffle"];
+
+function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      timers.delete(cancel);
+      resolve(true);
+    }, Math.max(0, ms));
+    const cancel = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    timers.add(cancel);
+  });
+}
+
+function closedError(): Error {
+  return new Error("Cannot finish the action: the simulator was closed");
+}
+
+/**
+ * A real Redis Cluster (redis-server 7.0 processes, `cluster-enabled yes`) on loopback, with a
+ * RESP proxy in front of every node. The nodes announce their proxies' addresses
+ * (`cluster-announce-ip` / `cluster-announce-port`), so `CLUSTER SHARDS`, `CLUSTER SLOTS`, MOVED
+ * and ASK all name the proxies, and every client connection goes through one. The proxies answer
+ * the maintenance handshake themselves and count, per connection, the MOVED and ASK replies they
+ * forward.
+ *
+ * {@linkcode ClusterMaintenanceSimulator.slotMigrate} plays a slot migration the way Redis
+ * Software announces it: SMIGRATING to the opted-in connections, then a real migration
+ * (`CLUSTER SETSLOT IMPORTING/MIGRATING`, `MIGRATE ... KEYS`, `SETSLOT NODE` on every primary),
+ * a fourth node joining for `add` and `remove-add`, then SMIGRATED with one
+ * `[source, destination, slots]` entry per pair. Sequence numbers start at 0 and are shared by
+ * every node and connection. Emptied nodes stay up (`cluster-allow-replica-migration no`), so a
+ * test can check that the client closed its connections to them.
+ *
+ * @example Move slots under a client
+ * ```ts ignore
+ * import { ClusterMaintenanceSimulator } from "@edge/redis/testing";
+ * await using sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+ * // point the cluster client under test at sim.seeds, start a load, then:
+ * const r = await sim.slotMigrate({ effect: "slot-shuffle", slots: "0-99" });
+ * console.log(r.entries, sim.redirects({ since: Date.now() }));
+ * ```
+ */
+export class ClusterMaintenanceSimulator {
+  /** Opens the upstream connections. */
+  readonly connector: Connector;
+  /** Whether `CLIENT MAINT_NOTIFICATIONS` is rejected like open-source Redis does. */
+  readonly rejectMaintNotifications: boolean;
+  #options: ClusterSimulatorOptions;
+  #listen: ListenFunction;
+  #style: NotificationStyle;
+  #cluster!: RedisCluster;
+  #proxies: NodeProxy[] = [];
+  #seq = 0;
+  #events: NotificationRecord[] = [];
+  #eventWaiters: (() => void)[] = [];
+  #http: HttpServer | undefined;
+  #actions = new Map<string, ActionStatus>();
+  #busy: Promise<unknown> = Promise.resolve();
+  #timers = new Set<() => void>();
+  #closed = false;
+
+  private constructor(options: ClusterSimulatorOptions) {
+    this.#options = options;
+    this.connector = options.connector ?? defaultConnector;
+    this.#listen = options.listener ?? defaultListen;
+    this.rejectMaintNotifications = options.rejectMaintNotifications ?? false;
+    this.#style = options.notificationStyle ?? "reference";
+  }
+
+  /**
+   * Starts the cluster and its proxies (and the HTTP API when `http` is set).
+   *
+   * @param options Primaries, addresses, HTTP API.
+   * @returns The running simulator, once every node agrees on the slot map.
+   * @throws {Error} When redis-server cannot be started or an address cannot be bound.
+   *
+   * @example
+   * ```ts ignore
+   * import { ClusterMaintenanceSimulator } from "@edge/redis/testing";
+   * const sim = await ClusterMaintenanceSimulator.start({ primaries: 3, http: "127.0.0.1:0" });
+   * console.log(sim.seeds, sim.http);
+   * await sim.close();
+   * ```
+   */
+  static async start(options: ClusterSimulatorOptions = {}): Promise<ClusterMaintenanceSimulator> {
+    const sim = new ClusterMaintenanceSimulator(options);
+    const host = options.host ?? "127.0.0.1";
+    try {
+      sim.#cluster = await startRedisCluster({
+        primaries: options.primaries ?? 3,
+        replicasPerPrimary: 0,
+        host,
+        args: options.args,
+        command: options.redisServer,
+        connector: sim.connector,
+        announce: (n) => sim.#addProxy(n.index, host, { host: n.host, port: n.port }),
+      });
+      if (options.http !== undefined) {
+        const h = parseEndpoint(options.http, { host: "127.0.0.1", port: 0 });
+        sim.#http = await serveHttp(h.host, h.port, (req) => handleApi(sim, req));
+      }
+    } catch (e) {
+      await sim.close();
+      throw e;
+    }
+    return sim;
+  }
+
+  /** `redis://host:port` of every node's proxy: the seeds for a cluster client. */
+  get seeds(): string[] {
+    return this.#live().map((p) => `redis://${p.key}`);
+  }
+
+  /** The HTTP API's address, when started with `http`. */
+  get http(): Endpoint | undefined {
+    return this.#http === undefined ? undefined : { host: this.#http.host, port: this.#http.port };
+  }
+
+  /**
+   * The proxies of the cluster's nodes, in node order.
+   *
+   * @returns One endpoint per node.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.endpoints()); // [{ host: "127.0.0.1", port: 40001 }, ...]
+   * ```
+   */
+  endpoints(): Endpoint[] {
+    return this.#live().map((p) => ({ ...p.endpoint }));
+  }
+
+  /**
+   * The nodes: id, proxy, real address, slots (as of the last migration or refresh).
+   *
+   * @returns One entry per node.
+   *
+   * @example
+   * ```ts ignore
+   * for (const n of sim.nodes()) console.log(n.endpoint.port, n.slots, n.connections);
+   * ```
+   */
+  nodes(): ClusterNodeInfo[] {
+    return this.#cluster.nodes.map((n) => {
+      const p = this.#proxies.find((x) => x.index === n.index)!;
+      return {
+        index: n.index,
+        id: n.id,
+        endpoint: { ...p.endpoint },
+        upstream: { host: n.host, port: n.port },
+        pid: n.pid,
+        slots: formatSlots(this.#cluster.slotsOf(n)),
+        connections: [...p.conns].filter((c) => !c.isClosing).length,
+      };
+    });
+  }
+
+  /**
+   * A snapshot of every open client connection on every node's proxy, with the MOVED and ASK
+   * replies each one was forwarded.
+   *
+   * @returns One entry per connection.
+   *
+   * @example
+   * ```ts ignore
+   * const redirected = sim.connections().filter((c) => c.moved + c.ask > 0);
+   * ```
+   */
+  connections(): ConnectionInfo[] {
+    const now = Date.now();
+    const out: ConnectionInfo[] = [];
+    for (const p of this.#proxies) {
+      for (const c of p.conns) {
+        if (c.isClosing) continue;
+        out.push({
+          id: c.id,
+          endpoint: p.key,
+          remote: hostPort(c.client.remoteAddress ?? "?", c.client.remotePort ?? 0),
+          tls: c.client.secure,
+          upstream: hostPort(c.upstream.host, c.upstream.port),
+          optedIn: c.optedIn,
+          endpointType: c.optedIn ? c.endpointType : null,
+          protocol: c.protocol,
+          db: c.db,
+          inFlight: c.inFlight,
+          bytesIn: c.bytesIn,
+          bytesOut: c.bytesOut,
+          moved: c.moved,
+          ask: c.ask,
+          ageMs: now - c.createdAt,
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Every MOVED and ASK reply forwarded to a connection that is still open, oldest first.
+   *
+   * @param filter `since`: only those forwarded at or after this time (ms since the epoch);
+   * `slots`: only those naming one of these slots.
+   * @returns The redirects.
+   *
+   * @example No redirect for the moved slots after SMIGRATED
+   * ```ts ignore
+   * const r = await sim.slotMigrate({ effect: "slot-shuffle" });
+   * const done = sim.events().find((e) => e.seq === r.smigratedSeq)!.at;
+   * console.log(sim.redirects({ since: done, slots: [0, 1, 2] }).length); // 0
+   * ```
+   */
+  redirects(filter: { since?: number; slots?: Iterable<number> } = {}): RedirectInfo[] {
+    const since = filter.since ?? 0;
+    const slots = filter.slots === undefined ? undefined : new Set(filter.slots);
+    const out: RedirectInfo[] = [];
+    for (const p of this.#proxies) {
+      for (const c of p.conns) {
+        for (const r of c.redirects) {
+          if (r.at < since || (slots !== undefined && !slots.has(r.slot))) continue;
+          out.push({ connection: c.id, endpoint: p.key, ...r });
+        }
+      }
+    }
+    return out.sort((a, b) => a.at - b.at);
+  }
+
+  /**
+   * Every notification announced so far, oldest first.
+   *
+   * @returns A copy of the log.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.events().map((e) => `${e.type} ${e.seq}`));
+   * ```
+   */
+  events(): NotificationRecord[] {
+    return this.#events.map((e) => ({
+      ...e,
+      entries: e.entries?.map((x) => ({ ...x })),
+    }));
+  }
+
+  /**
+   * Resolves with the first announced notification of `type` whose seq is at least `minSeq`
+   * (also one announced before the call).
+   *
+   * @param type `SMIGRATING` or `SMIGRATED`.
+   * @param minSeq Lowest sequence number to accept. @default 0
+   * @param timeoutMs Reject after this long. @default 30_000
+   * @returns The notification record.
+   *
+   * @example
+   * ```ts ignore
+   * const done = sim.slotMigrate({ effect: "add" });
+   * console.log((await sim.waitForEvent("SMIGRATING")).slots);
+   * await done;
+   * ```
+   */
+  waitForEvent(
+    type: NotificationType,
+    minSeq = 0,
+    timeoutMs = 30_000,
+  ): Promise<NotificationRecord> {
+    return new Promise((resolve, reject) => {
+      const find = () => this.#events.find((x) => x.type === type && x.seq >= minSeq);
+      const first = find();
+      if (first !== undefined) return resolve({ ...first });
+      if (this.#closed) {
+        return reject(new Error(`Cannot see a ${type} notification: the simulator is closed`));
+      }
+      const t = setTimeout(() => {
+        this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+        reject(new Error(`Cannot see a ${type} notification: none within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = () => {
+        const e = find();
+        if (e === undefined && !this.#closed) return;
+        clearTimeout(t);
+        this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+        if (e !== undefined) resolve({ ...e });
+        else reject(new Error(`Cannot see a ${type} notification: the simulator was closed`));
+      };
+      this.#eventWaiters.push(waiter);
+    });
+  }
+
+  /**
+   * Plays a slot migration: SMIGRATING (every moving slot) to the opted-in RESP3 connections,
+   * the real migration of each slot, then SMIGRATED with one entry per source and destination
+   * (proxy addresses). `add` and `remove-add` first start a new node on its own proxy and MEET
+   * it into the cluster (it owns no slot until the migration).
+   *
+   * @param options The effect, the slots, pauses, who is notified.
+   * @returns The sequence numbers, the entries and what changed, once SMIGRATED was sent.
+   * @throws {RangeError} For an unknown effect, bad slots or a bad target.
+   *
+   * @example
+   * ```ts ignore
+   * const { entries, added, emptied } = await sim.slotMigrate({ effect: "remove-add" });
+   * ```
+   */
+  async slotMigrate(options: SlotMigrateOptions = {}): Promise<SlotMigrateResult> {
+    this.#assertOpen();
+    const effect = options.effect ?? "slot-shuffle";
+    if (!EFFECTS.includes(effect)) {
+      throw new RangeError(
+        `Cannot migrate slots: unknown effect "${effect}", expected ${EFFECTS.join(", ")}`,
+      );
+    }
+    const requested = typeof options.slots === "string"
+      ? parseSlots(options.slots)
+      : options.slots === undefined
+      ? undefined
+      : [...options.slots];
+    if (requested !== undefined) {
+      for (const s of requested) {
+        if (!Number.isInteger(s) || s < 0 || s > 16383) {
+          throw new RangeError(`Cannot migrate slots: ${s} is not a slot of 0-16383`);
+        }
+      }
+      if (requested.length === 0) throw new RangeError(`Cannot migrate slots: no slot given`);
+    }
+    const c = this.#cluster;
+    await c.refresh();
+    const owned = () => c.primaries().filter((p) => c.slotsOf(p).length > 0);
+    const byIndex = (a: RedisClusterNode, b: RedisClusterNode) => a.index - b.index;
+    const primaries = owned().sort(byIndex);
+    if (primaries.length === 0) throw new Error(`Cannot migrate slots: no primary owns a slot`);
+    const explicit = options.target === undefined ? undefined : this.#nodeBy(options.target);
+
+    // plan: destination id -> slots
+    const plan = new Map<string, number[]>();
+    const put = (dst: string, slot: number) => {
+      let l = plan.get(dst);
+      if (!l) plan.set(dst, l = []);
+      l.push(slot);
+    };
+    const last = primaries[primaries.length - 1]!;
+    const next = (n: RedisClusterNode, pool: RedisClusterNode[]) => {
+      const after = pool.filter((p) => p !== n);
+      if (after.length === 0) throw new RangeError(`Cannot migrate slots: no other primary`);
+      return after.find((p) => p.index > n.index) ?? after[0]!;
+    };
+    let added: RedisClusterNode | undefined;
+    if (effect === "add" || effect === "remove-add") {
+      if (explicit !== undefined) {
+        throw new RangeError(`Cannot migrate slots: "${effect}" moves them to a new node`);
+      }
+      const slots = requested ??
+        (effect === "remove-add" ? c.slotsOf(last) : primaries.flatMap((p) => {
+          const mine = c.slotsOf(p);
+          return mine.slice(0, Math.floor(mine.length / 4));
+        }));
+      added = await c.addNode();
+      for (const s of slots) put(added.id, s);
+    } else if (effect === "remove") {
+      const slots = requested ?? c.slotsOf(last);
+      const sources = new Set(slots.map((s) => c.nodeForSlot(s).id));
+      const pool = explicit ? [explicit] : primaries.filter((p) => !sources.has(p.id));
+      if (pool.length === 0) {
+        throw new RangeError(`Cannot migrate slots: "remove" needs a primary that keeps its slots`);
+      }
+      const share = Math.ceil(slots.length / pool.length);
+      slots.forEach((s, i) => put(pool[Math.floor(i / share)]!.id, s));
+    } else {
+      const slots = requested ?? primaries.flatMap((p) => c.slotsOf(p).slice(0, 100));
+      for (const s of slots) {
+        const owner = c.nodeForSlot(s);
+        const dst = explicit ?? next(owner, primaries);
+        if (dst !== owner) put(dst.id, s);
+      }
+    }
+    const moving = [...plan.values()].flat();
+    if (moving.length === 0) throw new RangeError(`Cannot migrate slots: nothing would move`);
+    const sourceOf = new Map<number, string>(moving.map((s) => [s, c.nodeForSlot(s).id]));
+    const involved = new Set<string>([...plan.keys(), ...sourceOf.values()]);
+
+    // SMIGRATING
+    const smigratingSeq = this.#seq++;
+    const slotsText = formatSlots(moving);
+    const notified = this.#broadcast(
+      smigratingFrame(smigratingSeq, slotsText, this.#style),
+      options.notify === "involved" ? involved : undefined,
+    );
+    this.#record({
+      type: "SMIGRATING",
+      seq: smigratingSeq,
+      slots: slotsText,
+      at: Date.now(),
+      notified,
+    });
+    if (!await sleepOrClosed(options.delayMs ?? 0, this.#timers)) throw closedError();
+
+    // the real migration, one destination after another
+    let keys = 0;
+    for (const [dst, slots] of plan) {
+      this.#assertOpen();
+      const r = await c.migrateSlots(slots, dst, {
+        keysPerBatch: options.keysPerBatch,
+        pauseBetweenKeysMs: options.pauseBetweenKeysMs,
+        beforeFinalize: async () => {
+          const ms = options.finalizeDelayMs ?? 0;
+          if (ms > 0 && !await sleepOrClosed(ms, this.#timers)) throw closedError();
+        },
+      });
+      keys += r.keys;
+    }
+    this.#assertOpen();
+
+    // SMIGRATED: one entry per source and destination pair
+    const pairs = new Map<string, { src: string; dst: string; slots: number[] }>();
+    for (const [dst, slots] of plan) {
+      for (const s of slots) {
+        const src = sourceOf.get(s)!;
+        const k = `${src} ${dst}`;
+        let e = pairs.get(k);
+        if (!e) pairs.set(k, e = { src, dst, slots: [] });
+        e.slots.push(s);
+      }
+    }
+    const entries: SlotMigrationEntry[] = [...pairs.values()].map((e) => ({
+      source: this.#addressOf(e.src),
+      destination: this.#addressOf(e.dst),
+      slots: formatSlots(e.slots),
+    }));
+    const smigratedSeq = this.#seq++;
+    const n = this.#broadcast(
+      smigratedFrame(smigratedSeq, entries, this.#style, options.entryShape ?? "triplets"),
+      options.notify === "involved" ? involved : undefined,
+    );
+    this.#record({
+      type: "SMIGRATED",
+      seq: smigratedSeq,
+      slots: slotsText,
+      entries: entries.map((e) => ({ ...e })),
+      at: Date.now(),
+      notified: n,
+    });
+    const emptied = [...new Set(sourceOf.values())]
+      .filter((id) => c.slotsOf(id).length === 0)
+      .map((id) => this.#addressOf(id));
+    return {
+      smigratingSeq,
+      smigratedSeq,
+      entries,
+      keys,
+      notified,
+      added: added === undefined ? null : this.#addressOf(added.id),
+      emptied,
+    };
+  }
+
+  /**
+   * Starts an action the way the fault injector's `POST /action` does and returns its id at
+   * once; {@linkcode ClusterMaintenanceSimulator.actionStatus} reports its progress.
+   *
+   * @param type `slot_migrate` (parameters `effect`, `slots`, `target`, `delay_ms`,
+   * `keys_per_batch`, `pause_between_keys_ms`, `finalize_delay_ms`, `notify`, `entry_shape`),
+   * `dmc_restart` (closes every client connection), `sleep` or `sequence_of_actions`.
+   * @param parameters The action's parameters (snake_case or camelCase).
+   * @returns The action id.
+   * @throws {TypeError} For an unknown action type.
+   *
+   * @example
+   * ```ts ignore
+   * const id = sim.startAction("slot_migrate", { effect: "add" });
+   * ```
+   */
+  startAction(type: string, parameters: Record<string, unknown> = {}): string {
+    this.#assertOpen();
+    const run = this.#actionRunner(type, parameters);
+    const id = crypto.randomUUID();
+    const status: ActionStatus = { status: "pending", output: null, error: null };
+    this.#actions.set(id, status);
+    this.#busy = this.#busy.then(async () => {
+      status.status = "running";
+      try {
+        status.output = await run();
+        status.status = "success";
+      } catch (e) {
+        status.status = "failed";
+        status.error = e instanceof Error ? e.message : String(e);
+      }
+    });
+    return id;
+  }
+
+  /**
+   * The state of an action started with {@linkcode ClusterMaintenanceSimulator.startAction}.
+   *
+   * @param id The action id.
+   * @returns Its status, or `undefined` for an unknown id.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(sim.actionStatus(id)?.status);
+   * ```
+   */
+  actionStatus(id: string): ActionStatus | undefined {
+    const s = this.#actions.get(id);
+    return s === undefined ? undefined : { ...s };
+  }
+
+  /**
+   * Stops everything: the HTTP server, the proxies, every connection, running actions and the
+   * cluster's redis-server processes. Idempotent.
+   *
+   * @returns Once all of it is gone.
+   *
+   * @example
+   * ```ts ignore
+   * await sim.close();
+   * ```
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const cancel of [...this.#timers]) cancel();
+    this.#timers.clear();
+    await this.#http?.close();
+    await Promise.all(this.#proxies.map((p) => p.listener.close()));
+    for (const p of this.#proxies) for (const c of [...p.conns]) c.destroy();
+    await this.#busy.catch(() => {});
+    await this.#cluster?.stop();
+    for (const w of [...this.#eventWaiters]) w();
+  }
+
+  /** Same as {@linkcode ClusterMaintenanceSimulator.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error("Cannot run the action: the simulator is closed");
+  }
+
+  #live(): NodeProxy[] {
+    if (!this.#cluster) return [];
+    const idx = new Set(this.#cluster.nodes.map((n) => n.index));
+    return this.#proxies.filter((p) => idx.has(p.index));
+  }
+
+  async #addProxy(index: number, host: string, upstream: Endpoint): Promise<Endpoint> {
+    const conns = new Set<ProxyConnection>();
+    const proxyHost: ProxyHost = {
+      connector: this.connector,
+      rejectMaintNotifications: this.rejectMaintNotifications,
+      latencyMs: () => 0,
+      holdUntil: () => 0,
+      blackholed: () => false,
+      paused: () => false,
+      optInReplay: () => [],
+      closed: (conn) => {
+        conns.delete(conn);
+      },
+      debug: (m) => this.#debug(m),
+    };
+    const holder: { p?: NodeProxy } = {};
+    const listener = await this.#listen({ host, port: 0 }, (t) => {
+      const p = holder.p;
+      if (this.#closed || p === undefined) {
+        t.destroy();
+        return;
+      }
+      conns.add(new ProxyConnection(p.host, t, p.endpoint, p.upstream));
+    });
+    const endpoint = { host, port: listener.port };
+    const p: NodeProxy = {
+      index,
+      endpoint,
+      key: hostPort(host, listener.port),
+      upstream,
+      listener,
+      conns,
+      host: proxyHost,
+    };
+    holder.p = p;
+    this.#proxies.push(p);
+    if (this.#closed) await listener.close();
+    return endpoint;
+  }
+
+  #addressOf(id: string): string {
+    const n = this.#cluster.node(id);
+    const p = n === undefined ? undefined : this.#proxies.find((x) => x.index === n.index);
+    if (p === undefined) throw new Error(`Cannot find the proxy of node ${id}`);
+    return p.key;
+  }
+
+  #nodeBy(target: number | string): RedisClusterNode {
+    const nodes = this.#cluster.nodes;
+    const n = typeof target === "number"
+      ? nodes.find((x) => x.index === target)
+      : nodes.find((x) => this.#addressOf(x.id) === target || x.id === target);
+    if (n === undefined || n.role !== "primary") {
+      throw new RangeError(`Cannot migrate slots: "${target}" is not a primary of the cluster`);
+    }
+    return n;
+  }
+
+  /** Writes `frame` to every opted-in RESP3 connection (of the `only` nodes, by id). */
+  #broadcast(frame: Uint8Array, only?: Set<string>): number {
+    let n = 0;
+    const ids = only === undefined ? undefined : new Set(
+      this.#cluster.nodes.filter((x) => only.has(x.id)).map((x) => x.index),
+    );
+    for (const p of this.#proxies) {
+      if (ids !== undefined && !ids.has(p.index)) continue;
+      for (const c of p.conns) {
+        if (c.optedIn && c.protocol === 3 && !c.isClosing) {
+          c.inject(frame);
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  #record(e: NotificationRecord): void {
+    this.#events.push(e);
+    for (const w of [...this.#eventWaiters]) w();
+  }
+
+  #actionRunner(type: string, p: Record<string, unknown>): () => Promise<unknown> {
+    const num = (...names: string[]): number | undefined => {
+      for (const n of names) {
+        const v = p[n];
+        if (v !== undefined && v !== null && v !== "") {
+          const x = Number(v);
+          if (!Number.isFinite(x)) {
+            throw new TypeError(`Cannot run "${type}": "${n}" is not a number`);
+          }
+          return x;
+        }
+      }
+      return undefined;
+    };
+    switch (type) {
+      case "slot_migrate": {
+        const effect = String(p.effect ?? "slot-shuffle") as SlotMigrateEffect;
+        if (!EFFECTS.includes(effect)) {
+          throw new TypeError(
+            `Cannot run "slot_migrate": unknown effect "${effect}", expected ${EFFECTS.join(", ")}`,
+          );
+        }
+        const slots = p.slots;
+        const target = p.target;
+        const options: SlotMigrateOptions = {
+          effect,
+          slots: Array.isArray(slots)
+            ? slots.map(Number)
+            : slots === undefined || slots === null
+            ? undefined
+            : String(slots),
+          target: typeof target === "number" || typeof target === "string" ? target : undefined,
+          delayMs: num("delay_ms", "delayMs"),
+          keysPerBatch: num("keys_per_batch", "keysPerBatch"),
+          pauseBetweenKeysMs: num("pause_between_keys_ms", "pauseBetweenKeysMs"),
+          finalizeDelayMs: num("finalize_delay_ms", "finalizeDelayMs"),
+          notify: p.notify === "involved" ? "involved" : undefined,
+          entryShape: (p.entry_shape ?? p.entryShape) === "pairs" ? "pairs" : undefined,
+        };
+        return () => this.slotMigrate(options);
+      }
+      case "dmc_restart":
+      case "proxy_restart":
+        return () => {
+          let closed = 0;
+          for (const px of this.#proxies) {
+            for (const c of [...px.conns]) {
+              if (!c.isClosing) {
+                c.close();
+                closed++;
+              }
+            }
+          }
+          return Promise.resolve({ closed });
+        };
+      case "sleep": {
+        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
+        return async () => {
+          if (!await sleepOrClosed(ms, this.#timers)) throw closedError();
+          return { slept: ms };
+        };
+      }
+      case "sequence_of_actions": {
+        const list = p.actions;
+        if (!Array.isArray(list)) {
+          throw new TypeError(`Cannot run "sequence_of_actions": "actions" must be an array`);
+        }
+        const steps = list.map((a: { type?: unknown; parameters?: unknown }) =>
+          this.#actionRunner(String(a?.type), (a?.parameters ?? {}) as Record<string, unknown>)
+        );
+        return async () => {
+          const out: unknown[] = [];
+          for (const s of steps) out.push(await s());
+          return out;
+        };
+      }
+      default:
+        throw new TypeError(
+          `Cannot run action "${type}": expected slot_migrate, dmc_restart, sleep or sequence_of_actions`,
+        );
+    }
+  }
+
+  #debug(message: string): void {
+    this.#options.logger?.debug(`[cluster simulator] ${message}`);
+  }
+}
