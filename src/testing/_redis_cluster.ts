@@ -184,6 +184,14 @@ function slotTags(): string[] {
   return t;
 }
 
+/** A key hashing to `slot`: `<prefix>{<tag>}` (the shortest decimal tag of that slot). */
+export function slotKey(slot: number, prefix = "k"): string {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
+    throw new RangeError(`Cannot make a key for slot ${slot}: out of 0-16383`);
+  }
+  return `${prefix}{${slotTags()[slot]}}`;
+}
+
 // --- CLUSTER NODES parsing -----------------------------------------------------------------
 
 interface ViewEntry {
@@ -626,12 +634,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       for (let i = 0; i < SLOT_COUNT; i++) if (owners[i] === id) out.push(i);
       return out;
     },
-    keyForSlot(slot, prefix = "k") {
-      if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
-        throw new RangeError(`Cannot make a key for slot ${slot}: out of 0-16383`);
-      }
-      return `${prefix}{${slotTags()[slot]}}`;
-    },
+    keyForSlot: (slot, prefix) => slotKey(slot, prefix),
     async keySlot(key) {
       const s = running()[0];
       if (!s) throw new Error(`Cannot ask CLUSTER KEYSLOT: no node runs`);

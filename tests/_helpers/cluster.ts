@@ -15,7 +15,7 @@ export type {
   RedisClusterNode,
   RedisClusterOptions,
 } from "../../src/testing/_redis_cluster.ts";
-export { SLOT_COUNT } from "../../src/testing/_redis_cluster.ts";
+export { SLOT_COUNT, slotKey } from "../../src/testing/_redis_cluster.ts";
 
 /** Starts a cluster: 3 primaries with 1 replica each by default, debug command enabled. */
 export function startCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {

@@ -2,6 +2,7 @@
 // replicas attached, a live slot migration answering ASK then MOVED, failovers switching roles.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import { ReplyError } from "../../src/errors.ts";
 import { type RedisCluster, SLOT_COUNT, startCluster } from "../_helpers/cluster.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
@@ -147,7 +148,10 @@ describe("startCluster", () => {
   it("stops every process", async () => {
     const procs = cluster.nodes;
     await cluster.stop();
-    for (const n of procs) assert.equal(n.running, false);
+    for (const n of procs) {
+      assert.equal(n.running, false);
+      assert.throws(() => process.kill(n.pid, 0), `pid ${n.pid} still runs`);
+    }
   });
 });
 
