@@ -59,6 +59,8 @@ export class Database {
   client: DatabaseClient;
   health: "unknown" | "healthy" | "unhealthy";
   healthError: string | undefined;
+  /** The last health check failed inside a maintenance window. */
+  failedInMaintenance = false;
   /** Clock time until which it is not a failover or failback target. */
   graceUntil = 0;
   /** Clock time of the last command it answered. */

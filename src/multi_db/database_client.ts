@@ -10,7 +10,6 @@ import { RedisClient, type SendCommandOptions, type WatchSession } from "../clie
 import type { RedisClientOptions } from "../client/options.ts";
 import type { ClientMaintenanceState } from "../client/_maintenance.ts";
 import type { PubSubListener } from "../client/subscription.ts";
-import type { Transaction } from "../client/pipeline.ts";
 import type { Transform } from "../commands/_command.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 
@@ -26,6 +25,27 @@ import type { RedisArgument, RespValue } from "../resp/types.ts";
 export interface DatabaseSubscription {
   /** Ends the subscription. */
   unsubscribe(): Promise<void>;
+}
+
+/**
+ * A transaction of one database's client, as the multi-database client replays one on it.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseTransaction } from "@edge/redis/multi-db";
+ * const run = (tx: DatabaseTransaction) => tx.exec();
+ * ```
+ */
+export interface DatabaseTransaction {
+  /** Records one command. */
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): unknown;
+  /** Runs `MULTI`, the commands, `EXEC`. */
+  exec(): Promise<unknown[] | null>;
 }
 
 /**
@@ -51,7 +71,7 @@ export interface DatabaseClient {
   /** Sends any command, raw reply. */
   sendCommand(args: RedisArgument[], options?: SendCommandOptions): Promise<RespValue>;
   /** Starts a transaction. */
-  multi(): Transaction;
+  multi(): DatabaseTransaction;
   /** Starts a WATCH session. */
   watch(...keys: RedisArgument[]): Promise<WatchSession>;
   /** Subscribes to channels. */

@@ -45,6 +45,7 @@ export {
   type DatabaseClientFactory,
   type DatabaseClientOptions,
   type DatabaseSubscription,
+  type DatabaseTransaction,
 } from "./database_client.ts";
 export type { DatabaseHealth, DatabaseInfo } from "./database.ts";
 export {

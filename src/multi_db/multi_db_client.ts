@@ -388,6 +388,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     const changed = db.health !== health;
     db.health = health;
     db.healthError = r.error;
+    // A check failed inside a maintenance window says nothing about the database afterwards.
+    db.failedInMaintenance = !r.healthy && db.inMaintenance();
     if (changed) {
       this.#logger.debug(
         `multi-db: "${db.name}" is ${health}${r.error ? ` (${r.error})` : ""}`,
@@ -397,7 +399,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     if (!this.#initialized || this.#closed || this.#switching) return;
     const active = this.#active;
     if (db === active && !r.healthy) {
-      if (db.inMaintenance()) {
+      if (db.failedInMaintenance) {
         this.#logger.debug(
           `multi-db: "${db.name}" failed its health check inside a maintenance window: staying`,
         );
@@ -405,7 +407,10 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       }
       this.#background(this.#failover(db, "HEALTH_CHECK"));
     } else if (r.healthy && active !== undefined && db !== active) {
-      const activeUsable = active.health === "healthy" && active.circuit === "closed";
+      // The active database failed earlier with nowhere to go: this one can take over now
+      // (unless the active one is only inside planned maintenance).
+      const activeUsable = (active.health === "healthy" || this.#planned(active)) &&
+        active.circuit === "closed";
       if (!activeUsable) this.#background(this.#failover(active, "HEALTH_CHECK"));
     }
   }
@@ -520,7 +525,12 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   }
 
   #serves(db: Database): boolean {
-    return db.health !== "unhealthy" || db.inMaintenance();
+    return db.health !== "unhealthy" || this.#planned(db);
+  }
+
+  /** Whether a failed health check of `db` is attributed to planned maintenance. */
+  #planned(db: Database): boolean {
+    return db.failedInMaintenance || db.inMaintenance();
   }
 
   #unavailable(): ConnectionError {
