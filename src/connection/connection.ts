@@ -33,6 +33,7 @@ import { type Endpoint, formatEndpoint, sameEndpoint } from "./endpoint.ts";
 import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
 import { Link } from "./_link.ts";
+import { type HandoffHost, type HandoffResult, Handoffs } from "./_handoff.ts";
 import { type HandshakeStep, planHandshake } from "./_handshake.ts";
 import { describeTransportError } from "./_transport_errors.ts";
 import { reservedCommandError } from "./reserved.ts";
@@ -62,19 +63,7 @@ export { type Endpoint, endpointKey, formatEndpoint, parseEndpoint } from "./end
 
 export type { HandshakeStep } from "./_handshake.ts";
 
-/** What a handoff did. */
-export interface HandoffResult {
-  /** The endpoint left. */
-  from: Endpoint;
-  /** The endpoint of the replacement. */
-  to: Endpoint;
-  /** Milliseconds spent waiting for written commands to be answered. */
-  drainMs: number;
-  /** Commands held in the backlog while draining, flushed to the replacement. */
-  held: number;
-  /** Whether the socket was replaced (false when not connected, or the replacement failed). */
-  replaced: boolean;
-}
+export type { HandoffResult } from "./_handoff.ts";
 
 /** Callbacks from the connection to its owner. */
 export interface ConnectionHooks {
@@ -269,6 +258,27 @@ export function encodedBytes(args: RedisArgument[]): number {
  *
  * This is the building block of every client kind; applications use `RedisClient`.
  *
+ * States:
+ *
+ * ```text
+ *            send() / connect()
+ *   IDLE ───────────────────────► CONNECTING ──── handshake done ────► READY
+ *    ▲                                │  ▲                           │  ▲
+ *    │ first connect failed           │  │ backoff elapsed            │  │ handoff installs
+ *    └────────────────────────────────┘  │                  socket    │  │ a replacement
+ *                                        │                  lost      ▼  │
+ *                                     WAITING ◄──────────────────── (READY)
+ *
+ *   any state ── close() ──► CLOSING ── nothing due / closeTimeout ──► CLOSED
+ *   any state ── destroy(), or socket lost with reconnect: false ────► CLOSED
+ * ```
+ *
+ * While READY, new commands are written at the next microtask, except while one of these
+ * holds, when they wait in the queue (with the queue bounds and a deadline): the socket is
+ * above its high-water mark (until it drains), a handoff is draining the old socket, or the
+ * server answered LOADING (until the retry after 100 ms). Commands that never left the queue
+ * fail with `written: false`.
+ *
  * @example
  * ```ts ignore
  * import { Connection } from "@edge/redis/connection";
@@ -311,8 +321,7 @@ export class Connection {
   #policy: TimeoutPolicy | undefined;
   /** Connection attempts in progress: each entry aborts one. */
   readonly #opening = new Set<(e: Error) => void>();
-  #handoff: Promise<HandoffResult> | undefined;
-  #again: { drainCap: number; target?: Endpoint } | undefined;
+  readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
   readonly #label: string;
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
@@ -1434,123 +1443,82 @@ export class Connection {
 
   /** Whether a handoff is in progress. */
   get handingOff(): boolean {
-    return this.#handoff !== undefined;
+    return this.#handoffs.active;
   }
 
   /**
    * Replaces the socket (maintenance MOVING): new work is held in the backlog, what was
    * written drains (at most `drainCap` ms), the replacement is opened to `target` (or to
    * where `resolveEndpoint` says, evaluated after the drain, so a retarget during the drain is
-   * honoured) and set up, the backlog is flushed to it in order, and the old socket closes once
-   * its last reply arrived. A second call during a handoff joins the first.
+   * honoured) and set up within a bounded time, the backlog is flushed to it in order, and the
+   * old socket closes once its last reply arrived. When the replacement cannot be opened, the
+   * connection stays on the old socket and later sockets go to the configured endpoint. A second
+   * call during a handoff joins the first (and goes on to its target).
    *
    * @param drainCap Longest wait, in ms, for written commands to be answered.
    * @param target Where to go; `undefined` asks `resolveEndpoint` at the time of opening.
    * @returns Details of the handoff.
    */
   handoff(drainCap: number, target?: Endpoint): Promise<HandoffResult> {
-    if (this.#handoff) {
-      // A retarget while the replacement is being opened: go once more when it is installed.
-      this.#again = { drainCap, target };
-      return this.#handoff;
-    }
-    const p = this.#handoffLoop(drainCap, target).finally(() => {
-      this.#handoff = undefined;
-    });
-    this.#handoff = p;
-    return p;
+    return this.#handoffs.run(drainCap, target);
   }
 
-  async #handoffLoop(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
-    let r = await this.#doHandoff(drainCap, target);
-    for (let rounds = 0; this.#again !== undefined && rounds < 8; rounds++) {
-      const again: { drainCap: number; target?: Endpoint } = this.#again;
-      this.#again = undefined;
-      const want = again.target ?? this.#target();
-      const at = this.#link?.endpoint;
-      if (at !== undefined && at.host === want.host && at.port === want.port) continue;
-      const next = await this.#doHandoff(again.drainCap, again.target);
-      r = { ...next, from: r.from, drainMs: r.drainMs + next.drainMs, held: r.held + next.held };
-    }
-    this.#again = undefined;
-    return r;
-  }
-
-  async #doHandoff(drainCap: number, target: Endpoint | undefined): Promise<HandoffResult> {
-    if (this.#state === STATE_CONNECTING && this.#connectPromise) {
-      // MOVING arrived during the handshake of a socket to the old endpoint: hand off as soon
-      // as that socket is ready.
-      try {
-        await this.#connectPromise;
-      } catch {
-        // The next attempt dials where resolveEndpoint says.
-      }
-    }
-    const old = this.#link;
-    const from = this.endpoint;
-    const start = this.#clock.now();
-    if (!old || this.#state !== STATE_READY) {
-      // Not connected: the next socket goes where resolveEndpoint says.
-      return { from, to: target ?? this.#target(), drainMs: 0, held: 0, replaced: false };
-    }
-    this.#hold = true;
-    try {
-      await this.#waitDrained(old, drainCap);
-      const drainMs = this.#clock.now() - start;
-      const held = this.#unsent.length;
-      const to = target ?? this.#target();
-      if (this.#state !== STATE_READY || old.closed && this.#link !== old) {
-        return { from, to, drainMs, held, replaced: false };
-      }
-      let link: Link;
-      try {
-        // Always bounded: a target that never answers must not hold the backlog forever.
-        link = await this.#openLink(
+  /** The internals a handoff works with. */
+  #handoffHost(): HandoffHost {
+    return {
+      now: () => this.#clock.now(),
+      settled: () =>
+        this.#state === STATE_CONNECTING && this.#connectPromise
+          ? this.#connectPromise.then(noop, noop)
+          : Promise.resolve(),
+      readyLink: () => (this.#state === STATE_READY ? this.#link : undefined),
+      link: () => this.#link,
+      ready: () => this.#state === STATE_READY,
+      accepting: () => this.#state === STATE_READY || this.#state === STATE_WAITING,
+      endpoint: () => this.endpoint,
+      target: () => this.#target(),
+      hold: (on) => {
+        this.#hold = on;
+        if (
+          !on && this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled
+        ) {
+          this.#flushScheduled = true;
+          queueMicrotask(this.#flushCb);
+        }
+      },
+      held: () => this.#unsent.length,
+      drained: (link, cap) => this.#waitDrained(link, cap),
+      // Always bounded: a target that never answers must not hold the backlog forever.
+      open: (to) =>
+        this.#openLink(
           to,
           this.#connectTimeout(to) || this.#o.connectTimeout || HANDOFF_CONNECT_MS,
-        );
-      } catch (e) {
-        this.#o.logger.warn(
-          `${this.#label}: cannot open the replacement connection to "${formatEndpoint(to)}": ${
-            (e as Error).message
-          }; staying on "${formatEndpoint(from)}"`,
-        );
-        // Keep serving on the old socket until the server closes it; later sockets go to the
-        // configured endpoint, not to the unreachable target.
-        if (!sameEndpoint(to, this.#endpoint)) this.#unreachable = to;
-        return { from, to: from, drainMs, held, replaced: false };
-      }
-      if (this.#state !== STATE_READY && this.#state !== STATE_WAITING) {
-        link.closed = true;
-        link.transport.close();
-        return { from, to, drainMs, held, replaced: false };
-      }
-      // Retire the current socket: the old one, or one a reconnect installed meanwhile.
-      const cur = this.#link;
-      if (cur !== undefined) {
-        this.#link = undefined;
-        if (!cur.closed) {
-          if (cur.inflight.length === 0) {
-            cur.closed = true;
-            cur.transport.close();
-          } else {
-            this.#retiring.add(cur);
+        ),
+      install: (link) => {
+        // Retire the current socket: the old one, or one a reconnect installed meanwhile.
+        const cur = this.#link;
+        if (cur !== undefined) {
+          this.#link = undefined;
+          if (!cur.closed) {
+            if (cur.inflight.length === 0) {
+              cur.closed = true;
+              cur.transport.close();
+            } else {
+              this.#retiring.add(cur);
+            }
           }
         }
-      }
-      this.#clock.clearTimer(this.#reconnectTimer);
-      this.#reconnectTimer = undefined;
-      this.#hold = false;
-      this.#blocked = false;
-      this.#install(link);
-      return { from, to, drainMs, held, replaced: true };
-    } finally {
-      this.#hold = false;
-      if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
-        this.#flushScheduled = true;
-        queueMicrotask(this.#flushCb);
-      }
-    }
+        this.#clock.clearTimer(this.#reconnectTimer);
+        this.#reconnectTimer = undefined;
+        this.#hold = false;
+        this.#blocked = false;
+        this.#install(link);
+      },
+      unreachable: (to) => {
+        if (!sameEndpoint(to, this.#endpoint)) this.#unreachable = to;
+      },
+      warn: (m) => this.#o.logger.warn(`${this.#label}: ${m}`),
+    };
   }
 
   /** Resolves once `link` has no command in flight (or is closed), or after `cap` ms. */

@@ -27,6 +27,7 @@ class FakeTransport implements Transport {
   closed = false;
   #h?: TransportHandlers;
   #lastAt = 0;
+  #chain: Promise<unknown> = Promise.resolve();
   readonly #decoder: RespDecoder;
   constructor(readonly endpoint: ConnectOptions, answer: Answer, delay: () => number) {
     this.remotePort = endpoint.port;
@@ -42,9 +43,11 @@ class FakeTransport implements Transport {
         // Replies leave in order, like a server's: never before an earlier one.
         const at = Math.max(Date.now() + delay(), this.#lastAt);
         this.#lastAt = at;
-        setTimeout(() => {
-          if (!this.closed) this.#h?.onData(bytes);
-        }, Math.max(0, at - Date.now()));
+        this.#chain = this.#chain
+          .then(() => (at > Date.now() ? new Promise((r) => setTimeout(r, at - Date.now())) : 0))
+          .then(() => {
+            if (!this.closed) this.#h?.onData(bytes);
+          });
       },
       onPush: () => {},
     });
