@@ -261,16 +261,15 @@ export function encodedBytes(args: RedisArgument[]): number {
  * States:
  *
  * ```text
- *            send() / connect()
- *   IDLE ───────────────────────► CONNECTING ──── handshake done ────► READY
- *    ▲                                │  ▲                           │  ▲
- *    │ first connect failed           │  │ backoff elapsed            │  │ handoff installs
- *    └────────────────────────────────┘  │                  socket    │  │ a replacement
- *                                        │                  lost      ▼  │
- *                                     WAITING ◄──────────────────── (READY)
- *
- *   any state ── close() ──► CLOSING ── nothing due / closeTimeout ──► CLOSED
- *   any state ── destroy(), or socket lost with reconnect: false ────► CLOSED
+ *   IDLE ── send() / connect() ──► CONNECTING ── handshake done ──► READY
+ *    ▲                              │       ▲                        │
+ *    └──── first attempt failed ────┘       │ backoff elapsed        │ socket lost
+ *                                           │                        ▼
+ *                                           └─────────────────── WAITING
+ *                                              (an attempt that fails goes back to WAITING)
+ *   READY ── handoff() ──► READY on the replacement socket (the old one drains, then closes)
+ *   any ── close() ──► CLOSING ── nothing due, or closeTimeout passed ──► CLOSED
+ *   any ── destroy(), or the socket lost with reconnect: false ──────► CLOSED
  * ```
  *
  * While READY, new commands are written at the next microtask, except while one of these
