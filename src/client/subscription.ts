@@ -356,6 +356,22 @@ export class SubscriptionManager {
     for (const s of set) s._deliver(channel, message, pattern);
   }
 
+  /**
+   * Forgets names the server already unsubscribed by itself (a cluster node whose slot left it
+   * ends its shard subscriptions): their subscriptions end, nothing is sent, and they are not
+   * restored on a new connection.
+   */
+  forget(kind: SubscriptionKind, names: readonly string[]): void {
+    const map = this.#subs[kind];
+    for (const n of names) {
+      const set = map.get(n);
+      if (!set) continue;
+      map.delete(n);
+      this.#pending[kind].delete(n);
+      for (const s of set) s._end();
+    }
+  }
+
   /** Ends every subscription (client closed). */
   endAll(): void {
     for (const map of Object.values(this.#subs)) {

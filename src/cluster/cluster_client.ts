@@ -257,6 +257,8 @@ export class RedisClusterClient extends RedisCommands<string>
     shard: new Map(),
   };
   readonly #moving = new Map<string, Promise<void>>();
+  /** Slots whose shard subscriptions are moving: commands for them wait (no message gap). */
+  readonly #slotMoves = new Map<number, Promise<unknown>>();
   /** Names the client's subscriptions want, per kind. */
   readonly #wanted: Record<SubscriptionKind, Set<string>> = {
     channel: new Set(),
@@ -372,6 +374,14 @@ export class RedisClusterClient extends RedisCommands<string>
         ? undefined
         : (role) => (role === "subscriber" ? [] : READONLY_STEP),
       emit: (name, detail) => this.#onNodeEvent(address, name, detail),
+      onPush: (frame) => {
+        // A node ends a shard subscription itself when the channel's slot leaves it.
+        const kind = frame[0];
+        if (kind === "sunsubscribe" || kind === "SUNSUBSCRIBE") {
+          this.#onShardUnsubscribed(address, String(frame[1]));
+        }
+        return false;
+      },
       onListenerError: (error) => this.#emit("error", error),
       label: `${address} `,
     });
@@ -852,6 +862,12 @@ export class RedisClusterClient extends RedisCommands<string>
   #send(job: Job): Promise<unknown> {
     let node: NodeExecutor;
     let address: string;
+    if (this.#slotMoves.size !== 0 && job.slot >= 0) {
+      // A shard subscription of this slot is moving: SPUBLISH and friends wait until the new
+      // owner confirmed it, so no message of this client falls between the two.
+      const moving = this.#slotMoves.get(job.slot);
+      if (moving) return moving.then(() => this.#send(job));
+    }
     if (job.asking === undefined && job.node === undefined && job.slot >= 0) {
       // The common case: a keyed command to the slot's node (cached executor).
       const i = this.#topo.slots[job.slot]!;
@@ -1437,7 +1453,7 @@ export class RedisClusterClient extends RedisCommands<string>
         }
         const old = this.#inner[kind].get(name);
         this.#inner[kind].set(name, { node: address, sub });
-        if (old) old.sub.unsubscribe().catch(() => {});
+        if (old) await this.#dropInner(kind, name, old, address);
         return;
       } catch (e) {
         const r = e instanceof ReplyError ? parseRedirect(e, node.endpoint) : undefined;
@@ -1457,6 +1473,27 @@ export class RedisClusterClient extends RedisCommands<string>
         throw e;
       }
     }
+  }
+
+  /** A node dropped a shard subscription by itself: subscribe where the channel's slot is now. */
+  #onShardUnsubscribed(address: string, channel: string): void {
+    const inner = this.#inner.shard.get(channel);
+    if (!inner || inner.node !== address || !this.#wanted.shard.has(channel)) return;
+    // The server dropped it: its executor must neither unsubscribe nor restore it.
+    this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
+    const key = `shard\u0000${channel}`;
+    if (this.#moving.has(key)) return;
+    this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
+    const slot = keySlot(channel);
+    const run = this.#innerSubscribe("shard", channel).catch((e) => {
+      this.#emit("error", e);
+    }).finally(() => {
+      this.#moving.delete(key);
+      if (this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
+    });
+    this.#moving.set(key, run);
+    this.#slotMoves.set(slot, run);
+    this.#scheduleRefresh();
   }
 
   /** Moves one subscription to `to`: subscribed there first, then dropped where it was. */
@@ -1484,16 +1521,39 @@ export class RedisClusterClient extends RedisCommands<string>
         this.#logger.debug(
           `Moved the ${kind} subscription "${name}" from "${old.node}" to "${to}"`,
         );
-        await old.sub.unsubscribe().catch(() => {});
+        await this.#dropInner(kind, name, old, to);
       } catch (e) {
         this.#logger.warn(
           `Cannot move the ${kind} subscription "${name}" to "${to}": ${(e as Error).message}`,
         );
         this.#scheduleRefresh();
       }
-    })().finally(() => this.#moving.delete(key));
+    })().finally(() => {
+      this.#moving.delete(key);
+      if (kind === "shard" && this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
+    });
+    const slot = kind === "shard" ? keySlot(name) : -1;
     this.#moving.set(key, run);
+    if (kind === "shard") this.#slotMoves.set(slot, run);
     return run;
+  }
+
+  /**
+   * Ends the subscription that was replaced by one on `to`. A shard subscription moves because
+   * its slot left the node, which then ends it by itself and would answer SUNSUBSCRIBE with a
+   * redirect: it is forgotten, not unsubscribed.
+   */
+  async #dropInner(
+    kind: SubscriptionKind,
+    name: string,
+    old: InnerSubscription,
+    to: string,
+  ): Promise<void> {
+    if (kind === "shard" && old.node !== to) {
+      this.#nodes.get(old.node)?.pubsub.forget("shard", [name]);
+      return;
+    }
+    await old.sub.unsubscribe().catch(() => {});
   }
 
   /** Shard subscriptions of a slot that moved, moved with it; `undefined` when none. */
