@@ -491,6 +491,18 @@ function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefin
   return { host: c.host ?? u?.host ?? "127.0.0.1", port: c.port ?? u?.port ?? 6379 };
 }
 
+/** @internal `host:port` of a cluster seed given as a URL, `host:port` or `{ host, port }`. */
+export function nodeKey(n: string | { host: string; port: number }): string {
+  if (typeof n === "object" && n !== null) return formatHostPort(n);
+  const text = String(n);
+  try {
+    const u = parseRedisUrl(text.includes("://") ? text : `redis://${text}`);
+    return formatHostPort({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
+  } catch {
+    return text;
+  }
+}
+
 function formatHostPort(e: { host: string; port: number }): string {
   return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
 }
@@ -514,15 +526,7 @@ export function resolveDatabaseConfig(
   const endpoint = endpointOf(c);
   let name = c.name;
   if (name === undefined) {
-    name = endpoint !== undefined ? formatHostPort(endpoint) : (() => {
-      const first = String(c.nodes![0]);
-      try {
-        const u = parseRedisUrl(first);
-        return `cluster(${formatHostPort({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 })})`;
-      } catch {
-        return `cluster(${first})`;
-      }
-    })();
+    name = endpoint !== undefined ? formatHostPort(endpoint) : `cluster(${nodeKey(c.nodes![0]!)})`;
   } else if (typeof name !== "string" || name.length === 0) {
     throw new TypeError("Cannot add the database: name must be a non-empty string");
   }

@@ -7,6 +7,7 @@
  */
 
 import { RedisClient, type SendCommandOptions, type WatchSession } from "../client/redis_client.ts";
+import { RedisClusterClient } from "../cluster/cluster_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import type { ClientMaintenanceState } from "../client/_maintenance.ts";
 import type { PubSubListener } from "../client/subscription.ts";
@@ -109,8 +110,8 @@ export interface DatabaseClient {
  * ```
  */
 export interface DatabaseClientOptions extends RedisClientOptions {
-  /** Seed nodes of a cluster database (`redis://host:port`). */
-  nodes?: string[];
+  /** Seed nodes of a cluster database (`redis://host:port`, `host:port` or `{ host, port }`). */
+  nodes?: (string | { host: string; port: number })[];
 }
 
 /**
@@ -126,7 +127,8 @@ export interface DatabaseClientOptions extends RedisClientOptions {
 export type DatabaseClientFactory = (options: DatabaseClientOptions) => DatabaseClient;
 
 /**
- * The default factory: a `RedisClient` for a database given by `url` or `host`/`port`.
+ * The default factory: a `RedisClusterClient` for a database given by `nodes` (OSS cluster
+ * failover), a `RedisClient` for one given by `url` or `host`/`port`.
  *
  * @param options The merged options of the database.
  * @returns The client.
@@ -140,9 +142,11 @@ export type DatabaseClientFactory = (options: DatabaseClientOptions) => Database
  */
 export function createDatabaseClient(options: DatabaseClientOptions): DatabaseClient {
   if (options.nodes !== undefined) {
-    throw new TypeError(
-      "Cannot create a cluster database: no cluster client is available here; pass a createClient option",
-    );
+    const { nodes, url: _url, host: _host, port: _port, db, ...rest } = options;
+    if (db !== undefined && db !== 0) {
+      throw new TypeError(`Cannot use database ${db} of a cluster: a cluster has only database 0`);
+    }
+    return new RedisClusterClient({ ...rest, nodes });
   }
   return new RedisClient(options);
 }

@@ -21,6 +21,7 @@ import {
   checkWeight,
   type DatabaseConfig,
   type MultiDbClientOptions,
+  nodeKey,
   resolveDatabaseConfig,
   type ResolvedMultiDbOptions,
   resolveMultiDbOptions,
@@ -995,7 +996,7 @@ function skipIdleCheck(
 
 /** What makes two databases the same: their endpoint (or cluster seed list). */
 function endpointKey(o: DatabaseConfig): string {
-  if (o.nodes !== undefined) return `cluster ${[...o.nodes].map(String).sort().join(",")}`;
+  if (o.nodes !== undefined) return `cluster(${[...o.nodes].map(nodeKey).sort().join(",")})`;
   let host = o.host;
   let port = o.port;
   if (o.url !== undefined) {
