@@ -273,9 +273,10 @@ export function encodedBytes(args: RedisArgument[]): number {
  * ```
  *
  * While READY, new commands are written at the next microtask, except while one of these
- * holds, when they wait in the queue (with the queue bounds and a deadline): the socket is
- * above its high-water mark (until it drains), a handoff is draining the old socket, or the
- * server answered LOADING (until the retry after 100 ms). Commands that never left the queue
+ * holds, when they wait in the queue (with the queue bounds): the socket is above its
+ * high-water mark (until it drains; each waits at most its own timeout), a handoff is draining
+ * the old socket, or the server answered LOADING (until the retry after 100 ms; each waits at
+ * most its own timeout). Commands that never left the queue
  * fail with `written: false`.
  *
  * @example
