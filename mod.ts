@@ -21,6 +21,7 @@ export {
   type SendCommandOptions,
   WatchSession,
 } from "./src/client/redis_client.ts";
+export type { BinaryView, BinaryViewHost } from "./src/client/_binary_view.ts";
 export type {
   HandoffDetail,
   MaintenanceEventDetail,
@@ -35,7 +36,11 @@ export {
 } from "./src/client/options.ts";
 export {
   Batch,
+  type BatchKind,
+  type BatchResults,
+  type ChainedCommand,
   type ChainedCommands,
+  type NextBatch,
   Pipeline,
   type PipelineExcluded,
   Transaction,

@@ -31,16 +31,68 @@ export interface QueuedCommand {
   blockMs: number | undefined;
 }
 
+/** The two kinds of batch, for {@linkcode ChainedCommands}. */
+export type BatchKind = "pipeline" | "transaction";
+
+/**
+ * The batch a chained command returns: the same kind, with the command's result appended to
+ * the tuple `R` that `exec()` resolves with. A command that fails yields its error (a
+ * `ReplyError`, or the `TypeError` of an argument refused before sending) as a value, hence
+ * `T | Error`.
+ */
+export type NextBatch<
+  K extends BatchKind,
+  R extends unknown[],
+  T,
+  S extends string | Uint8Array,
+> = K extends "pipeline" ? Pipeline<[...R, T | Error], S>
+  : Transaction<[...R, T | Error], S>;
+
+/**
+ * What `exec()` resolves with: the tuple of the chained commands' results; `unknown[]` for a
+ * batch whose commands were not chained onto it (`const p = client.pipeline(); p.get("a");`
+ * in a loop), whose length and types the compiler cannot know.
+ */
+export type BatchResults<R extends unknown[]> = [] extends R ? unknown[] : R;
+
+/**
+ * One command method of the client as a method of a batch, keeping up to three overloads
+ * (`set`, `hset`, ...).
+ */
+export type ChainedCommand<
+  F,
+  K extends BatchKind,
+  R extends unknown[],
+  S extends string | Uint8Array,
+> = F extends {
+  (...args: infer A1): Promise<infer T1>;
+  (...args: infer A2): Promise<infer T2>;
+  (...args: infer A3): Promise<infer T3>;
+} ? {
+    (...args: A1): NextBatch<K, R, T1, S>;
+    (...args: A2): NextBatch<K, R, T2, S>;
+    (...args: A3): NextBatch<K, R, T3, S>;
+  }
+  : never;
+
 /**
  * The typed command methods of a batch: same names and parameters as the client's, each
- * returning the batch itself for chaining.
+ * returning the batch with the command's result type appended to its tuple, so `exec()`
+ * resolves with one typed element per queued command.
+ *
+ * @typeParam K Pipeline or transaction.
+ * @typeParam R The result types of the commands queued so far.
+ * @typeParam S How bulk strings are replied: `string`, or `Uint8Array` for the binary view.
  */
-export type ChainedCommands<Self> = {
+export type ChainedCommands<
+  K extends BatchKind,
+  R extends unknown[] = [],
+  S extends string | Uint8Array = string,
+> = {
   [
-    K in keyof RedisCommands<string> as RedisCommands<string>[K] extends
-      (...args: never[]) => Promise<unknown> ? (K extends PipelineExcluded ? never : K) : never
-  ]: RedisCommands<string>[K] extends (...args: infer A) => Promise<unknown> ? (...args: A) => Self
-    : never;
+    M in keyof RedisCommands<S> as RedisCommands<S>[M] extends
+      (...args: never[]) => Promise<unknown> ? (M extends PipelineExcluded ? never : M) : never
+  ]: ChainedCommand<RedisCommands<S>[M], K, R, S>;
 };
 
 /** Methods that are not one command with one reply, hence not available in a batch. */
@@ -75,6 +127,8 @@ export abstract class Batch {
   readonly _queue: QueuedCommand[] = [];
   /** @internal */
   readonly _send: BatchSender;
+  /** @internal Flags added to every recorded command (`FLAG_BINARY` for the binary view). */
+  _flags = 0;
 
   /** @internal */
   constructor(send: BatchSender) {
@@ -88,7 +142,13 @@ export abstract class Batch {
     flags: number,
     blockMs?: number,
   ): this {
-    this._queue.push({ args, transform, flags, blockMs });
+    this._queue.push({ args, transform, flags: flags | this._flags, blockMs });
+    return this;
+  }
+
+  /** @internal Adds `flags` to every command recorded from now on; returns the batch. */
+  _withFlags(flags: number): this {
+    this._flags |= flags;
     return this;
   }
 
@@ -103,7 +163,7 @@ export abstract class Batch {
    * @param args The command and its arguments.
    * @returns The batch, for chaining.
    */
-  sendCommand(args: RedisArgument[]): this {
+  sendCommand(args: RedisArgument[]): Batch {
     // FLAG_RAW: the connection refuses commands that would change its state for every caller.
     return this._run(args, undefined, FLAG_RAW);
   }
@@ -121,20 +181,35 @@ export abstract class Batch {
  * const [ok, value] = await client.pipeline().set("x", "1").get("x").exec();
  * ```
  */
-export interface Pipeline extends ChainedCommands<Pipeline> {}
-/** A pipeline: see the interface of the same name. */
-export class Pipeline extends Batch {
+export interface Pipeline<R extends unknown[] = [], S extends string | Uint8Array = string>
+  extends ChainedCommands<"pipeline", R, S> {
+  /**
+   * Adds any command, e.g. one without a typed method; its raw reply is appended to the results.
+   *
+   * @param args The command and its arguments.
+   * @returns The pipeline, for chaining.
+   */
+  sendCommand(args: RedisArgument[]): Pipeline<[...R, RespValue | Error], S>;
+}
+/**
+ * A pipeline: see the interface of the same name.
+ *
+ * @typeParam R The result types of the queued commands, in order (`[]` for a new pipeline).
+ * @typeParam S How bulk strings are replied: `string`, or `Uint8Array` for the binary view.
+ */
+export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = string>
+  extends Batch {
   /**
    * Sends every recorded command.
    *
    * @returns One result per command, in order: the transformed reply or a `ReplyError`.
    */
-  exec(): Promise<unknown[]> {
+  exec(): Promise<BatchResults<R>> {
     const q = this._queue.splice(0);
     // Errors arrive as values (no second promise per command to catch them).
     return Promise.all(
       q.map((c) => this._send(c.args, c.transform, c.flags | FLAG_ERRORS_AS_VALUES, c.blockMs)),
-    );
+    ) as Promise<unknown[]> as Promise<BatchResults<R>>;
   }
 }
 installCommands(Pipeline);
@@ -152,9 +227,26 @@ installCommands(Pipeline);
  * const [n, m] = await client.multi().incr("a").incr("a").exec() ?? [];
  * ```
  */
-export interface Transaction extends ChainedCommands<Transaction> {}
-/** A transaction: see the interface of the same name. */
-export class Transaction extends Batch {
+export interface Transaction<
+  R extends unknown[] = [],
+  S extends string | Uint8Array = string,
+> extends ChainedCommands<"transaction", R, S> {
+  /**
+   * Adds any command, e.g. one without a typed method; its raw reply is appended to the results.
+   *
+   * @param args The command and its arguments.
+   * @returns The transaction, for chaining.
+   */
+  sendCommand(args: RedisArgument[]): Transaction<[...R, RespValue | Error], S>;
+}
+/**
+ * A transaction: see the interface of the same name.
+ *
+ * @typeParam R The result types of the queued commands, in order (`[]` for a new transaction).
+ * @typeParam S How bulk strings are replied: `string`, or `Uint8Array` for the binary view.
+ */
+export class Transaction<R extends unknown[] = [], S extends string | Uint8Array = string>
+  extends Batch {
   readonly #onDone: (() => void) | undefined;
   readonly #sendAll: TransactionSender;
 
@@ -170,7 +262,7 @@ export class Transaction extends Batch {
    *
    * @returns The results, or `null` when the transaction was aborted by `WATCH`.
    */
-  async exec(): Promise<unknown[] | null> {
+  async exec(): Promise<BatchResults<R> | null> {
     const q = this._queue.splice(0);
     const transforms = q.map((c) => c.transform);
     const exec = (reply: RespValue) => {
@@ -194,13 +286,13 @@ export class Transaction extends Batch {
     const all = this.#sendAll([
       { args: ["MULTI"], transform: undefined, flags: 0 },
       ...q.map((c) => ({ args: c.args, transform: undefined, flags: c.flags & FLAG_RAW })),
-      { args: ["EXEC"], transform: exec, flags: 0 },
+      { args: ["EXEC"], transform: exec, flags: this._flags },
     ]);
     // Observe every promise so none is left unhandled, then report the first queueing error.
     const settled = await Promise.allSettled(all);
     this.#onDone?.();
     const last = settled[settled.length - 1]!;
-    if (last.status === "fulfilled") return last.value as unknown[] | null;
+    if (last.status === "fulfilled") return last.value as BatchResults<R> | null;
     const queueError = settled.slice(1, -1).find((s) => s.status === "rejected");
     if (queueError && queueError.status === "rejected" && last.reason instanceof ReplyError) {
       const e = last.reason as ReplyError;

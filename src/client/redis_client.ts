@@ -271,7 +271,8 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
   }
 
   /**
-   * A view of this client whose commands reply bulk strings as `Uint8Array`.
+   * A view of this client whose commands reply bulk strings as `Uint8Array`: the typed
+   * commands, `pipeline()`, `multi()` and the scan iterators.
    *
    * @returns The binary view (shares the client's connections).
    *
@@ -280,9 +281,10 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
    * const bytes: Uint8Array | null = await client.binary().get("image");
    * ```
    */
-  binary(): RedisCommands<Uint8Array> {
-    return this.#binary ??= new BinaryView((args, transform, flags, blockMs) =>
-      this._run(args, transform, flags, blockMs)
+  binary(): BinaryView {
+    return this.#binary ??= new BinaryView(
+      (args, transform, flags, blockMs) => this._run(args, transform, flags, blockMs),
+      this,
     );
   }
 
