@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { defaultListen } from "../transport/listen.ts";
 import { defaultConnector } from "../transport/default.ts";
 
@@ -46,6 +47,21 @@ export interface SpawnOptions {
   readyPort?: number;
   /** How long to wait for readiness. @default 10000 */
   readyTimeoutMs?: number;
+}
+
+/**
+ * Sends `sig` to the process by pid (`process.kill`), not through the `ChildProcess` object: on
+ * Deno, `ChildProcess.kill` of a process spawned again right after another one was killed has
+ * been seen to return true without delivering the signal.
+ */
+function signal(child: ChildProcess, sig: "SIGTERM" | "SIGKILL"): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
 }
 
 /** Finds a port that was free on `host` a moment ago. */
@@ -130,15 +146,16 @@ export async function spawnRedis(
   };
   const kill = async (): Promise<void> => {
     if (!exited) {
-      child.kill("SIGKILL");
+      signal(child, "SIGKILL");
       await exit;
     }
   };
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       if (!exited) {
-        child.kill("SIGTERM");
-        const t = setTimeout(() => child.kill("SIGKILL"), 2_000);
+        signal(child, "SIGTERM");
+        const c = child;
+        const t = setTimeout(() => signal(c, "SIGKILL"), 2_000);
         await exit;
         clearTimeout(t);
       }
