@@ -12,6 +12,7 @@ import { type GroupCommand, type NodeEventName, NodeExecutor } from "../client/_
 import { resolveClientOptions, type ResolvedClientOptions } from "../client/options.ts";
 import { Pipeline, Transaction } from "../client/pipeline.ts";
 import type { ScanIteratorOptions, SendCommandOptions } from "../client/redis_client.ts";
+import type { MaintenanceEventDetail, TypedEventListener } from "../client/events.ts";
 import {
   type PubSubListener,
   Subscription,
@@ -58,14 +59,47 @@ import {
   type TopologyChange,
 } from "./topology.ts";
 
+/** The `detail` of a `node-added` event. */
+export interface NodeAddedDetail {
+  /** `host:port` of the node. */
+  address: string;
+  /** Its role in the view that added it. */
+  role: ClusterNodeRole;
+}
+
+/** The `detail` of a `node-removed` event. */
+export interface NodeRemovedDetail {
+  /** `host:port` of the node; its connections are closed. */
+  address: string;
+}
+
+/**
+ * The events of a {@linkcode RedisClusterClient}, by name.
+ *
+ * @example
+ * ```ts ignore
+ * import type { RedisClusterClientEventMap } from "@edge/redis/cluster";
+ * const onTopology = (e: RedisClusterClientEventMap["topology"]) => console.log(e.detail.slotsMoved);
+ * cluster.addEventListener("topology", onTopology);
+ * ```
+ */
+export interface RedisClusterClientEventMap {
+  /** A new view was adopted (or a `MOVED` patched): what changed. */
+  topology: CustomEvent<TopologyEventDetail>;
+  /** A node appeared in the view. */
+  "node-added": CustomEvent<NodeAddedDetail>;
+  /** A node left the view; its connections are closed. */
+  "node-removed": CustomEvent<NodeRemovedDetail>;
+  /** A connection error of a node, a failed background refresh, or a listener's exception. */
+  error: CustomEvent<Error>;
+  /** The client closed (every socket and timer released). */
+  close: CustomEvent<undefined>;
+  /** A maintenance notification was acted on (maintenance notifications on). */
+  maintenance: CustomEvent<MaintenanceEventDetail>;
+}
+
 /** Names of the cluster client's events. */
-export type RedisClusterClientEventName =
-  | "topology"
-  | "node-added"
-  | "node-removed"
-  | "error"
-  | "close"
-  | "maintenance";
+export type RedisClusterClientEventName = keyof RedisClusterClientEventMap;
 
 /** The `detail` of a `topology` event: what changed, and the epoch of the view adopted. */
 export interface TopologyEventDetail extends TopologyChange {
@@ -308,18 +342,23 @@ export class RedisClusterClient extends RedisCommands<string>
 
   /**
    * Adds an event listener (`topology`, `node-added`, `node-removed`, `error`, `close`,
-   * `maintenance`).
+   * `maintenance`), typed by {@linkcode RedisClusterClientEventMap}.
    *
    * @param type The event name.
-   * @param listener The listener; events are `CustomEvent`s with a `detail`.
+   * @param listener The listener; it gets the event's `CustomEvent` with its `detail`.
    * @param options Standard listener options.
+   *
+   * @example
+   * ```ts ignore
+   * cluster.addEventListener("node-added", (e) => console.log(e.detail.address, e.detail.role));
+   * ```
    */
-  addEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
+  addEventListener<K extends RedisClusterClientEventName>(
+    type: K,
+    listener: TypedEventListener<RedisClusterClientEventMap[K]> | null,
     options?: boolean | AddEventListenerOptions,
   ): void {
-    this.#events.addEventListener(type, listener, options);
+    this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
   }
 
   /**
@@ -329,12 +368,16 @@ export class RedisClusterClient extends RedisCommands<string>
    * @param listener The listener.
    * @param options Standard listener options.
    */
-  removeEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
+  removeEventListener<K extends RedisClusterClientEventName>(
+    type: K,
+    listener: TypedEventListener<RedisClusterClientEventMap[K]> | null,
     options?: boolean | EventListenerOptions,
   ): void {
-    this.#events.removeEventListener(type, listener, options);
+    this.#events.removeEventListener(
+      type,
+      listener as EventListenerOrEventListenerObject,
+      options,
+    );
   }
 
   /**
@@ -581,7 +624,8 @@ export class RedisClusterClient extends RedisCommands<string>
     const empty = before.nodes.length === 0;
     for (const a of change.added) {
       const n = view.nodes.find((x) => x.address === a)!;
-      this.#emit("node-added", { address: a, role: n.role });
+      const added: NodeAddedDetail = { address: a, role: n.role };
+      this.#emit("node-added", added);
     }
     for (const a of change.removed) this.#emit("node-removed", { address: a });
     if (

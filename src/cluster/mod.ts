@@ -24,7 +24,10 @@
 export {
   type ClusterNodeSnapshot,
   type ClusterStats,
+  type NodeAddedDetail,
+  type NodeRemovedDetail,
   RedisClusterClient,
+  type RedisClusterClientEventMap,
   type RedisClusterClientEventName,
   type TopologyEventDetail,
 } from "./cluster_client.ts";
@@ -52,6 +55,7 @@ export {
   topologySignature,
 } from "./topology.ts";
 export type { HostPort } from "../maintenance/endpoint.ts";
+export type { MaintenanceEventDetail, TypedEventListener } from "../client/events.ts";
 export type { SlotRange } from "../maintenance/slots.ts";
 export type {
   PubSubListener,
@@ -59,9 +63,14 @@ export type {
   Subscription,
   SubscriptionKind,
 } from "../client/subscription.ts";
+export type { ClientSideCacheOptions } from "../cache/options.ts";
 export type {
   Batch,
+  BatchKind,
+  BatchResults,
+  ChainedCommand,
   ChainedCommands,
+  NextBatch,
   Pipeline,
   PipelineExcluded,
   Transaction,

@@ -37,9 +37,9 @@ describe("cluster topology changes", () => {
     const added: string[] = [];
     const removed: string[] = [];
     const changes: TopologyEventDetail[] = [];
-    client.addEventListener("node-added", (e) => added.push((e as CustomEvent).detail.address));
-    client.addEventListener("node-removed", (e) => removed.push((e as CustomEvent).detail.address));
-    client.addEventListener("topology", (e) => changes.push((e as CustomEvent).detail));
+    client.addEventListener("node-added", (e) => added.push(e.detail.address));
+    client.addEventListener("node-removed", (e) => removed.push(e.detail.address));
+    client.addEventListener("topology", (e) => changes.push(e.detail));
     try {
       await client.set("member:k", "v");
       assert.equal(added.length, 3, "the first view adds every node");
