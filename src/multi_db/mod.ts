@@ -25,6 +25,7 @@ export {
   type HealthEventDetail,
   MultiDbClient,
   type MultiDbClientEventMap,
+  type MultiDbEventListener,
   type MultiDbScanOptions,
   type SwitchEventDetail,
 } from "./multi_db_client.ts";

@@ -88,6 +88,11 @@ export interface MultiDbClientEventMap {
   close: CustomEvent<undefined>;
 }
 
+/** A listener of one event of the {@linkcode MultiDbClientEventMap}: a function or an object. */
+export type MultiDbEventListener<E extends Event> =
+  | ((event: E) => void)
+  | { handleEvent(event: E): void };
+
 /** Options of the `scan` family of iterators. */
 export interface MultiDbScanOptions {
   /** Only names matching this glob-style pattern. */
@@ -906,32 +911,21 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   }
 
   /**
-   * Adds an event listener (see {@linkcode MultiDbClientEventMap}).
+   * Adds an event listener (see {@linkcode MultiDbClientEventMap}); the event's `detail` is
+   * typed by its name.
    *
    * @param type The event name.
    * @param listener The listener.
    * @param options Standard listener options.
+   *
+   * @example
+   * ```ts ignore
+   * client.addEventListener("switch", (e) => console.log(e.detail.to, e.detail.reason));
+   * ```
    */
   addEventListener<K extends keyof MultiDbClientEventMap>(
     type: K,
-    listener: (event: MultiDbClientEventMap[K]) => void,
-    options?: boolean | AddEventListenerOptions,
-  ): void;
-  /**
-   * Adds an event listener.
-   *
-   * @param type The event name.
-   * @param listener The listener.
-   * @param options Standard listener options.
-   */
-  addEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | AddEventListenerOptions,
-  ): void;
-  addEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | ((event: never) => void) | null,
+    listener: MultiDbEventListener<MultiDbClientEventMap[K]> | null,
     options?: boolean | AddEventListenerOptions,
   ): void {
     this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
@@ -946,24 +940,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    */
   removeEventListener<K extends keyof MultiDbClientEventMap>(
     type: K,
-    listener: (event: MultiDbClientEventMap[K]) => void,
-    options?: boolean | EventListenerOptions,
-  ): void;
-  /**
-   * Removes an event listener.
-   *
-   * @param type The event name.
-   * @param listener The listener.
-   * @param options Standard listener options.
-   */
-  removeEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | EventListenerOptions,
-  ): void;
-  removeEventListener(
-    type: string,
-    listener: EventListenerOrEventListenerObject | ((event: never) => void) | null,
+    listener: MultiDbEventListener<MultiDbClientEventMap[K]> | null,
     options?: boolean | EventListenerOptions,
   ): void {
     this.#events.removeEventListener(

@@ -11,7 +11,8 @@ import {
   TemporarilyUnavailableError,
 } from "../../src/multi_db/mod.ts";
 import { RedisClient } from "../../src/client/redis_client.ts";
-import { ConnectionError, RedisError } from "../../src/errors.ts";
+import { ConnectionError, RedisError, TimeoutError } from "../../src/errors.ts";
+import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 import { waitFor } from "../_helpers/load.ts";
@@ -328,6 +329,49 @@ describe("MultiDbClient", () => {
       await client.close();
     });
 
+    it("a pipeline or transaction nothing of which was written runs whole on the new database", async () => {
+      const client = new MultiDbClient(fast([{ url: a.url, weight: 2 }, { url: b.url }], {
+        healthCheck: { interval: 60_000, timeout: 300, probes: 1 },
+        failureDetector: { minNumOfFailures: 1, failureRateThreshold: 0 },
+      }));
+      const seen = switches(client);
+      await client.connect();
+      await a.kill();
+      // Queued on the dead server's client, never written; the failover brings them back.
+      const [p, t] = await Promise.all([
+        client.pipeline().incr("p").incr("p").get("p").exec(),
+        client.multi().incr("t").incr("t").exec(),
+      ]);
+      assert.deepEqual(p, [1, 2, "2"]);
+      assert.deepEqual(t, [1, 2]);
+      assert.deepEqual(seen.map((s) => [s.to, s.reason]), [[name(b), "CIRCUIT_BREAKER"]]);
+      assert.deepEqual(await direct(b, (x) => x.mget("p", "t")), ["2", "2"]);
+      await client.close();
+    });
+
+    it("a pipeline or transaction that may have been written is never run again", async () => {
+      await using sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${a.port}` });
+      const client = new MultiDbClient(fast([{ ...sim.endpoint, weight: 2 }, { url: b.url }], {
+        healthCheck: { interval: 60_000, timeout: 300, probes: 1 },
+        failureDetector: { minNumOfFailures: 1, failureRateThreshold: 0 },
+      }));
+      const seen = switches(client);
+      await client.connect();
+      sim.faults.blackhole();
+      const [p, t] = await Promise.all([
+        client.pipeline().incr("p").incr("p").exec(),
+        client.multi().incr("t").exec().then(() => undefined, (e) => e),
+      ]);
+      sim.faults.clear();
+      assert.ok(p[0] instanceof TimeoutError && p[1] instanceof TimeoutError, String(p));
+      assert.notEqual((p[0] as TimeoutError).written, false, "may have run");
+      assert.ok(t instanceof TimeoutError, String(t));
+      assert.equal(seen.length, 1, "the failures still fail over");
+      assert.equal(seen[0]!.reason, "CIRCUIT_BREAKER");
+      assert.deepEqual(await direct(b, (x) => x.mget("p", "t")), [null, null], "not run twice");
+      await client.close();
+    });
+
     it("fails back only after the grace period, to a strictly higher weight (FAILBACK)", async () => {
       const client = new MultiDbClient(fast([
         { url: a.url, weight: 2 },
@@ -472,6 +516,19 @@ describe("MultiDbClient", () => {
       assert.ok(seen.length >= 1 && seen.every((s) => s.reason === "HEALTH_CHECK"));
       await client.close();
     });
+  });
+
+  it("types its events by name", async () => {
+    const client = new MultiDbClient({ databases: [{ url: a.url }] });
+    const to: string[] = [];
+    client.addEventListener("switch", (e) => to.push(e.detail.to));
+    // @ts-expect-error: a misspelt event name does not compile
+    client.addEventListener("swtich", () => {});
+    client.dispatchEvent(
+      new CustomEvent("switch", { detail: { from: null, to: "x", reason: "FORCED" } }),
+    );
+    assert.deepEqual(to, ["x"]);
+    await client.close();
   });
 
   describe("pub/sub", () => {
