@@ -102,9 +102,9 @@ export class CommandExecutor {
 
   /**
    * Runs `op` on the active database. A failure that certainly was not written is retried:
-   * at once on another database when the active one changed meanwhile (`retryOnFailover`),
-   * else on the same one after a backoff, `maxAttempts` attempts in all. Anything else is
-   * thrown as is.
+   * at once on another database when the active one changed meanwhile (only with
+   * `retryOnFailover`), else on the same one after a backoff, `maxAttempts` attempts in all.
+   * Anything else is thrown as is.
    */
   async run<T>(op: (db: Database) => Promise<T>): Promise<T> {
     const host = this.#host;
@@ -119,10 +119,11 @@ export class CommandExecutor {
         await host.record(db, e);
         if (host.closed() || !wasNotWritten(e)) throw e;
         const now = host.current();
-        if (
-          this.#s.retryOnFailover && now !== undefined && now !== db &&
-          moves < host.size() + this.#s.retry.maxAttempts
-        ) {
+        if (now !== undefined && now !== db) {
+          // The active database changed meanwhile: retry there at once, or not at all.
+          if (!this.#s.retryOnFailover || moves >= host.size() + this.#s.retry.maxAttempts) {
+            throw e;
+          }
           moves++;
           continue;
         }

@@ -329,6 +329,28 @@ describe("MultiDbClient", () => {
       await client.close();
     });
 
+    it("retryOnFailover: false reports unwritten commands instead of moving them", async () => {
+      const client = new MultiDbClient(fast([{ url: a.url, weight: 2 }, { url: b.url }], {
+        healthCheck: { interval: 60_000, timeout: 300, probes: 1 },
+        failureDetector: { minNumOfFailures: 2, failureRateThreshold: 0 },
+        retryOnFailover: false,
+      }));
+      await client.connect();
+      await a.kill();
+      const results = await Promise.allSettled(Array.from({ length: 20 }, () => client.incr("x")));
+      const failed = results.filter((r) => r.status === "rejected");
+      assert.equal(client.activeDatabase, name(b));
+      assert.ok(failed.length > 0);
+      for (const f of failed) {
+        const e = (f as PromiseRejectedResult).reason;
+        assert.ok(e instanceof RedisError, String(e));
+        assert.notEqual((e as { written?: boolean }).written, true, "only unwritten ones");
+      }
+      assert.equal(Number(await direct(b, (x) => x.get("x")) ?? 0), 20 - failed.length);
+      assert.equal(await client.incr("x"), 21 - failed.length, "new commands go to b");
+      await client.close();
+    });
+
     it("a pipeline or transaction nothing of which was written runs whole on the new database", async () => {
       const client = new MultiDbClient(fast([{ url: a.url, weight: 2 }, { url: b.url }], {
         healthCheck: { interval: 60_000, timeout: 300, probes: 1 },
