@@ -1,6 +1,7 @@
 // The npm package as a user gets it: built (scripts/build_npm.ts), packed with `npm pack`, and
 // installed into fresh projects, with npm (then run on Node.js 20 and 22) and with `bun add`
-// (run on Bun); each runs tests/install/smoke.mjs (every entry loads; SET/GET, a pipeline, a
+// (run on Bun), and a Deno project that links the checkout (`deno link`, until the package is on
+// JSR); each runs tests/install/smoke.mjs (every entry loads; SET/GET, a pipeline, a
 // transaction, a subscription, the binary view) against a real redis-server. A TypeScript
 // consumer is type-checked against the installed declarations. Slow: about half a minute, most
 // of it the build and fetching the runtimes with npx the first time.
@@ -16,6 +17,7 @@ import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 
 const NODE_VERSIONS = ["node@20", "node@22"];
 const BUN = "bun@1.4.4";
+const DENO = "deno@2.9.6";
 const TIMEOUT = { timeout: 150_000 };
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -184,6 +186,26 @@ await client.close();
       "tsc",
       () => sh("npx", ["-y", "-p", TYPESCRIPT, "tsc", "-p", "tsconfig.json"], { cwd: npmProject }),
     );
+  });
+
+  it("links the checkout with deno link and runs on Deno", TIMEOUT, async () => {
+    const dir = project(join(work, "deno-project"));
+    writeFileSync(join(dir, "deno.json"), "{}\n");
+    const deno = "Deno" in globalThis ? Deno.execPath() : "npx";
+    const pre = "Deno" in globalThis ? [] : ["-y", DENO];
+    await timed("deno link", () => sh(deno, [...pre, "link", root], { cwd: dir }));
+    const linked = JSON.parse(readFileSync(join(dir, "deno.json"), "utf8"));
+    assert.equal(linked.links?.length, 1);
+    const keys = Object.keys(JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).exports);
+    const out = await timed("deno", () =>
+      sh(deno, [...pre, "run", "-A", "smoke.mjs"], {
+        cwd: dir,
+        env: { ...env(), SMOKE_ENTRIES: JSON.stringify(keys) },
+      }));
+    const r = result(out);
+    assert.equal(r.ok, true);
+    assert.match(r.runtime, /^deno 2\./);
+    assert.equal(r.entries, keys.length);
   });
 
   it(`installs with bun add and runs on ${BUN}`, TIMEOUT, async () => {

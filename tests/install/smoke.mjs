@@ -1,4 +1,5 @@
-// Run from a project where the packed @edge/redis was installed (npm, Bun): every entry loads,
+// Run from a project where @edge/redis was installed (npm or Bun: the packed tarball; Deno: a
+// checkout with `deno link`): every entry loads,
 // then SET/GET, a pipeline, a transaction and a subscription against REDIS_URL. Plain
 // JavaScript, so that Node.js 20 runs it as is. Prints one JSON line and exits 0 on success.
 import assert from "node:assert/strict";
@@ -6,9 +7,13 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { RedisClient } from "@edge/redis";
 
-const require = createRequire(import.meta.url);
-const pkg = JSON.parse(readFileSync(require.resolve("@edge/redis/package.json"), "utf8"));
-const entries = Object.keys(pkg.exports).filter((k) => k !== "./package.json");
+// The entries: SMOKE_ENTRIES (a JSON list, for Deno and its linked checkout), or the installed
+// package.json's exports.
+const entries = process.env.SMOKE_ENTRIES ? JSON.parse(process.env.SMOKE_ENTRIES) : Object.keys(
+  JSON.parse(
+    readFileSync(createRequire(import.meta.url).resolve("@edge/redis/package.json"), "utf8"),
+  ).exports,
+).filter((k) => k !== "./package.json");
 for (const key of entries) {
   const name = key === "." ? "@edge/redis" : `@edge/redis/${key.slice(2)}`;
   const mod = await import(name);
@@ -47,7 +52,9 @@ try {
 } finally {
   await client.close();
 }
-const runtime = typeof globalThis.Bun !== "undefined"
+const runtime = typeof globalThis.Deno !== "undefined"
+  ? `deno ${globalThis.Deno.version.deno}`
+  : typeof globalThis.Bun !== "undefined"
   ? `bun ${globalThis.Bun.version}`
   : `node ${process.versions.node}`;
 console.log(JSON.stringify({ ok: true, runtime, entries: entries.length }));
