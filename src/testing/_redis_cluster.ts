@@ -265,6 +265,16 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   let owners: (string | undefined)[] = new Array(SLOT_COUNT).fill(undefined);
   let nextIndex = 0;
   let stopped: Promise<void> | undefined;
+  /** Processes being started: stop() waits for them and stops them too. */
+  const spawns = new Set<Promise<SpawnedRedis>>();
+  /** Throws once the cluster is being stopped: loops and joins end instead of going on. */
+  const assertRunning = (): void => {
+    if (stopped) throw new Error("Cannot go on: the cluster was stopped");
+  };
+  const pause = async (ms: number): Promise<void> => {
+    await sleep(ms);
+    assertRunning();
+  };
 
   const control = (s: NodeState): Promise<RedisControl> => {
     if (s.ctl) return Promise.resolve(s.ctl);
@@ -326,7 +336,19 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         : []),
       ...(options.args ?? []),
     ];
-    const proc = await spawnRedis({ host, port, args, command: options.command });
+    assertRunning();
+    const spawning = spawnRedis({ host, port, args, command: options.command });
+    spawns.add(spawning);
+    let proc: SpawnedRedis;
+    try {
+      proc = await spawning;
+    } finally {
+      spawns.delete(spawning);
+    }
+    if (stopped) {
+      await proc.stop();
+      assertRunning();
+    }
     const state = {} as NodeState;
     let id = "";
     const node: RedisClusterNode = {
@@ -468,7 +490,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       why = await unstable();
       if (why === undefined) break;
       if (Date.now() > end) throw new Error(`Cannot get a stable cluster within ${ms} ms: ${why}`);
-      await sleep(50);
+      await pause(50);
     }
     await refresh();
   };
@@ -493,7 +515,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       );
       if (ids.every((id) => known.has(id))) return;
       if (Date.now() > end) throw new Error(`Cannot join ${s.node.url} to the cluster in time`);
-      await sleep(25);
+      await pause(25);
     }
   };
 
@@ -509,7 +531,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   ): Promise<MigrateResult> => {
     const target = resolve(toNodeId);
     const perBatch = mo.keysPerBatch ?? 100;
-    const pause = mo.pauseBetweenKeysMs ?? 0;
+    const pauseMs = mo.pauseBetweenKeysMs ?? 0;
     const migrateTimeout = mo.migrateTimeoutMs ?? 5_000;
     for (const slot of slots) {
       if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
@@ -579,7 +601,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
             ...batch,
           ]);
           keys += batch.length;
-          if (pause > 0) await sleep(pause);
+          if (pauseMs > 0) await pause(pauseMs);
         }
       }
     }
@@ -663,7 +685,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         if (Date.now() > end) {
           throw new Error(`Cannot fail over ${primary.node.url}: the replica was not promoted`);
         }
-        await sleep(25);
+        await pause(25);
       }
       await waitStable();
       return replica.node;
@@ -712,6 +734,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       stopped ??= (async () => {
         for (const s of states) dropControl(s);
         await Promise.all(states.map((s) => s.proc.stop()));
+        // Started while stopping: their spawnNode sees `stopped` and stops them; wait for it.
+        const late = await Promise.allSettled([...spawns]);
+        await Promise.all(
+          late.map((r) => r.status === "fulfilled" ? r.value.stop() : undefined),
+        );
       })();
       return stopped;
     },

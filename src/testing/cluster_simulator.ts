@@ -109,6 +109,7 @@ export class ClusterMaintenanceSimulator {
   #http: HttpServer | undefined;
   #actions = new Map<string, ActionStatus>();
   #busy: Promise<unknown> = Promise.resolve();
+  #migrations: Promise<unknown> = Promise.resolve();
   #timers = new Set<() => void>();
   #closed = false;
 
@@ -341,7 +342,7 @@ export class ClusterMaintenanceSimulator {
    * Plays a slot migration: SMIGRATING (every moving slot) to the opted-in RESP3 connections,
    * the real migration of each slot, then SMIGRATED with one entry per source and destination
    * (proxy addresses). `add` and `remove-add` first start a new node on its own proxy and MEET
-   * it into the cluster (it owns no slot until the migration).
+   * it into the cluster (it owns no slot until the migration). Calls run one after another.
    *
    * @param options The effect, the slots, pauses, who is notified.
    * @returns The sequence numbers, the entries and what changed, once SMIGRATED was sent.
@@ -352,7 +353,14 @@ export class ClusterMaintenanceSimulator {
    * const { entries, added, emptied } = await sim.slotMigrate({ effect: "remove-add" });
    * ```
    */
-  async slotMigrate(options: SlotMigrateOptions = {}): Promise<SlotMigrateResult> {
+  slotMigrate(options: SlotMigrateOptions = {}): Promise<SlotMigrateResult> {
+    // One migration at a time: a second call waits for the first to finish.
+    const run = this.#migrations.catch(() => {}).then(() => this.#slotMigrate(options));
+    this.#migrations = run;
+    return run;
+  }
+
+  async #slotMigrate(options: SlotMigrateOptions): Promise<SlotMigrateResult> {
     this.#assertOpen();
     const effect = options.effect ?? "slot-shuffle";
     if (!EFFECTS.includes(effect)) {
@@ -573,8 +581,11 @@ export class ClusterMaintenanceSimulator {
     await this.#http?.close();
     await Promise.all(this.#proxies.map((p) => p.listener.close()));
     for (const p of this.#proxies) for (const c of [...p.conns]) c.destroy();
-    await this.#busy.catch(() => {});
+    // Stopping the cluster ends a running migration (its next step fails), then let it settle.
     await this.#cluster?.stop();
+    await this.#busy.catch(() => {});
+    await this.#migrations.catch(() => {});
+    for (const p of this.#proxies) for (const c of [...p.conns]) c.destroy();
     for (const w of [...this.#eventWaiters]) w();
   }
 

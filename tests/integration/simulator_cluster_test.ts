@@ -3,6 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
+import { readdirSync, readFileSync } from "node:fs";
 import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import type { ClusterNodeInfo, Endpoint } from "../../src/testing/mod.ts";
 import type { RespValue } from "../../src/resp/types.ts";
@@ -331,5 +332,41 @@ describe("ClusterMaintenanceSimulator", () => {
       assert.throws(() => process.kill(n.pid, 0), `pid ${n.pid} still runs`);
       await assert.rejects(RawClient.connect(n.endpoint.port, n.endpoint.host));
     }
+  });
+});
+
+/** redis-server processes that are children of this process (Linux /proc). */
+function childRedisPids(): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const fields = stat.slice(close + 2).split(" ");
+      if (Number(fields[1]) === process.pid && stat.includes("redis-server") && fields[0] !== "Z") {
+        out.push(Number(e));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+describe("ClusterMaintenanceSimulator closed during a migration", () => {
+  it("stops the cluster, the joining node included, and fails the migration", async () => {
+    const before = new Set(childRedisPids());
+    const sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+    const mine = childRedisPids().filter((p) => !before.has(p));
+    assert.equal(mine.length, 3);
+    const moving = sim.slotMigrate({ effect: "add" });
+    const failed = moving.then(() => null, (e: Error) => e);
+    await new Promise((r) => setTimeout(r, 150)); // the fourth node is starting or joining
+    await sim.close();
+    const e = await failed;
+    assert.ok(e instanceof Error, "the migration fails");
+    assert.deepEqual(childRedisPids().filter((p) => !before.has(p)), []);
+    await assert.rejects(sim.slotMigrate({ effect: "slot-shuffle" }), /closed/);
   });
 });
