@@ -83,6 +83,8 @@ export interface DatabaseClient {
   ssubscribe(names: string | string[], listener?: PubSubListener): Promise<DatabaseSubscription>;
   /** The maintenance state, when the client handles maintenance notifications. */
   maintenanceState?(): ClientMaintenanceState | undefined;
+  /** Drops what a client-side cache holds, when the client has one. */
+  invalidateCache?(): void;
   /** Closes every connection. */
   close(): Promise<void>;
   /** Listens to the client's events (`maintenance`, `handoff`, ...). */

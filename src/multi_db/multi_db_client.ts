@@ -471,6 +471,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       if (from === target || this.#closed) return;
       // Subscriptions first, in the order they were made, before the database serves commands.
       for (const s of [...this.#subs]) await s._attach(target.name, target.client);
+      // What its client-side cache holds was not kept up to date while it was not in use.
+      target.client.invalidateCache?.();
       this.#active = target;
       target.graceUntil = 0;
       target.detector.breaker.reset();
