@@ -9,7 +9,7 @@ import type {
   HandshakeStep,
   TimeoutPolicy,
 } from "../connection/connection.ts";
-import { formatEndpoint } from "../connection/connection.ts";
+import { endpointKey, formatEndpoint } from "../connection/endpoint.ts";
 import { MaintenanceController } from "../maintenance/controller.ts";
 import type { MaintenanceDecision } from "../maintenance/decision.ts";
 import type { MaintenanceSnapshot } from "../maintenance/controller.ts";
@@ -18,12 +18,14 @@ import { parseMaintenanceNotification } from "../maintenance/notification.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
-import { startTimer, stopTimer } from "../_resources.ts";
+import { type Clock, systemClock, type TimerId } from "../_clock.ts";
 
 /** What the client gives the maintenance support. */
 export interface MaintenanceHost {
   logger: Logger;
   emit(name: "maintenance" | "handoff", detail: unknown): void;
+  /** The time source and timers of the windows and delayed handoffs (tests: a manual clock). */
+  clock?: Clock;
 }
 
 /** How a connection is registered: its name, what it is for and where it goes. */
@@ -63,13 +65,15 @@ export class MaintenanceSupport {
   readonly #optedIn = new WeakSet<Connection>();
   /** Sockets whose opt-in the server accepted. */
   readonly #optedInSockets = new WeakSet<Transport>();
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: TimerId | undefined;
   #timerAt = 0;
-  #reconnectTimers = new Set<ReturnType<typeof setTimeout>>();
+  #reconnectTimers = new Set<TimerId>();
+  readonly #clock: Clock;
   #closed = false;
 
   constructor(options: MaintenanceOptions, host: MaintenanceHost) {
-    this.controller = new MaintenanceController<Connection>(options);
+    this.#clock = host.clock ?? systemClock;
+    this.controller = new MaintenanceController<Connection>(options, this.#clock);
     this.#host = host;
   }
 
@@ -79,7 +83,7 @@ export class MaintenanceSupport {
 
   #key(conn: Connection): string {
     const r = this.#registered.get(conn);
-    return r ? formatEndpoint(r.endpoint) : formatEndpoint(conn.configuredEndpoint);
+    return r ? endpointKey(r.endpoint) : endpointKey(conn.configuredEndpoint);
   }
 
   get mode(): string {
@@ -89,7 +93,7 @@ export class MaintenanceSupport {
   /** Registers a connection (relaxed at once when its endpoint is inside a window). */
   register(conn: Connection, info: RegisteredConnection): void {
     this.#registered.set(conn, info);
-    this.#apply(this.controller.attach(conn, formatEndpoint(info.endpoint)));
+    this.#apply(this.controller.attach(conn, endpointKey(info.endpoint)));
   }
 
   unregister(conn: Connection): void {
@@ -148,7 +152,7 @@ export class MaintenanceSupport {
 
   /** Where new sockets for `configured` go while its MOVING window lasts, if one is open. */
   movingTarget(configured: Endpoint): Endpoint | undefined {
-    const t = this.controller.movingTarget(formatEndpoint(configured));
+    const t = this.controller.movingTarget(endpointKey(configured));
     return t ? { host: t.host, port: t.port } : undefined;
   }
 
@@ -163,7 +167,7 @@ export class MaintenanceSupport {
    * configured connect timeout stays.
    */
   connectTimeout(configured: number, endpoint: Endpoint): number {
-    if (!this.controller.isEndpointInWindow(formatEndpoint(endpoint))) return configured;
+    if (!this.controller.isEndpointInWindow(endpointKey(endpoint))) return configured;
     const r = this.controller.options.relaxedTimeout;
     return configured === 0 || r === 0 ? configured : Math.max(configured, r);
   }
@@ -234,12 +238,12 @@ export class MaintenanceSupport {
           break;
         case "reconnect-configured": {
           this.#event(d);
-          const delay = Math.max(0, d.at - Date.now());
-          const id = startTimer(() => {
+          const delay = Math.max(0, d.at - this.#clock.now());
+          const id = this.#clock.setTimer(() => {
             this.#reconnectTimers.delete(id);
             this.#handoff(
               d.retire,
-              Date.now() + (d.drainDeadline - d.at),
+              this.#clock.now() + (d.drainDeadline - d.at),
               `MOVING ${d.seq} (no target)`,
             );
           }, delay);
@@ -269,7 +273,7 @@ export class MaintenanceSupport {
   }
 
   #handoff(retire: Connection[], drainDeadline: number, reason: string): void {
-    const cap = Math.max(0, drainDeadline - Date.now());
+    const cap = Math.max(0, drainDeadline - this.#clock.now());
     for (const conn of retire) {
       const info = this.#registered.get(conn);
       if (info === undefined || conn.closed) continue;
@@ -296,24 +300,24 @@ export class MaintenanceSupport {
   #arm(): void {
     const next = this.controller.nextDeadline();
     if (next === undefined) {
-      stopTimer(this.#timer);
+      this.#clock.clearTimer(this.#timer);
       this.#timer = undefined;
       return;
     }
     if (this.#timer !== undefined && this.#timerAt <= next) return;
-    stopTimer(this.#timer);
+    this.#clock.clearTimer(this.#timer);
     this.#timerAt = next;
-    this.#timer = startTimer(() => {
+    this.#timer = this.#clock.setTimer(() => {
       this.#timer = undefined;
       this.#apply(this.controller.tick());
-    }, Math.max(0, next - Date.now()));
+    }, Math.max(0, next - this.#clock.now()));
   }
 
   close(): void {
     this.#closed = true;
-    stopTimer(this.#timer);
+    this.#clock.clearTimer(this.#timer);
     this.#timer = undefined;
-    for (const t of this.#reconnectTimers) stopTimer(t);
+    for (const t of this.#reconnectTimers) this.#clock.clearTimer(t);
     this.#reconnectTimers.clear();
   }
 }

@@ -4,8 +4,11 @@
  * @module
  */
 
+import { type Endpoint, endpointKey } from "../connection/endpoint.ts";
+
 /**
- * A network endpoint. `host` is a host name or an IP literal; IPv6 literals have no brackets.
+ * A network endpoint: the client's one endpoint type. `host` is a host name or an IP literal;
+ * IPv6 literals have no brackets.
  *
  * @example
  * ```ts
@@ -13,12 +16,7 @@
  * const target: HostPort = { host: "10.0.0.2", port: 12000 };
  * ```
  */
-export interface HostPort {
-  /** Host name or IP literal (IPv6 without brackets). */
-  host: string;
-  /** TCP port, 1-65535. */
-  port: number;
-}
+export type HostPort = Endpoint;
 
 /**
  * The result of {@linkcode parseEndpoint}: an endpoint, `null` when the text stands for "no
@@ -103,6 +101,5 @@ export function formatEndpoint(endpoint: HostPort | string): string {
   } else {
     hp = endpoint;
   }
-  const host = hp.host.toLowerCase();
-  return host.includes(":") ? `[${host}]:${hp.port}` : `${host}:${hp.port}`;
+  return endpointKey(hp);
 }
