@@ -125,6 +125,27 @@ describe("startCluster", () => {
     assert.equal((await primary.command(["ROLE"]) as unknown[])[0], "slave");
   });
 
+  it("a killed primary is replaced by its replica and rejoins as a replica after restart", async () => {
+    const primary = cluster.primaries()[1]!;
+    const replica = cluster.replicasOf(primary)[0]!;
+    const slots = cluster.slotsOf(primary);
+    const t = Date.now();
+    await primary.kill();
+    assert.equal(primary.running, false);
+    await cluster.waitStable();
+    const tookMs = Date.now() - t;
+    assert.equal(replica.role, "primary", `promoted after ${tookMs} ms`);
+    assert.deepEqual(cluster.slotsOf(replica), slots);
+    assert.equal(cluster.nodeForSlot(slots[0]!), replica);
+    await primary.restart();
+    await cluster.waitStable();
+    assert.equal(primary.role, "replica");
+    assert.equal(primary.primaryId, replica.id);
+    const role = await primary.command(["ROLE"]) as unknown[];
+    assert.equal(role[0], "slave");
+    assert.equal(role[3], "connected");
+  });
+
   it("adds an empty primary, gives it a slot, and removes it again", async () => {
     const added = await cluster.addNode();
     assert.equal(added.role, "primary");
@@ -193,5 +214,15 @@ describe("startSentinelGroup", () => {
     assert.equal(group.master, next);
     assert.equal(await group.command(next, ["GET", "sentinel:key"]), "v");
     assert.equal((await group.command(next, ["ROLE"]) as unknown[])[0], "master");
+  });
+
+  it("a killed master is replaced: waitForNewMaster reports the promoted replica", async () => {
+    const old = group.master;
+    await old.kill();
+    const next = await group.waitForNewMaster({ host: old.host, port: old.port });
+    assert.notEqual(next, old);
+    assert.deepEqual(await group.masterAddress(), { host: next.host, port: next.port });
+    await old.restart(); // comes back; the sentinels will turn it into a replica
+    assert.equal(old.running, true);
   });
 });
