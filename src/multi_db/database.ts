@@ -92,7 +92,8 @@ export class Database {
       minNumOfFailures: fd.minNumOfFailures,
       failureRateThreshold: fd.failureRateThreshold,
       isFailure: fd.isFailure,
-      openDuration: top.gracePeriod,
+      // Open for the grace period, then one trial call (0 would mean "until reset").
+      openDuration: Math.max(1, top.gracePeriod),
       halfOpenMaxCalls: 1,
       name: config.name,
     }, () => this.inMaintenance());
