@@ -208,7 +208,9 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
     blockMs?: number,
   ): Promise<unknown> {
     const cache = this.#cache;
-    if (cache === undefined) return this.#node.run(args, transform, flags, blockMs);
+    if (cache === undefined || this.#node.closed) {
+      return this.#node.run(args, transform, flags, blockMs);
+    }
     return cache.run(args, transform, flags, blockMs, this.#exec);
   }
 
