@@ -97,7 +97,16 @@ export type {
   ResolvedMaintenanceOptions,
 } from "../maintenance/options.ts";
 export type { HostPort } from "../maintenance/endpoint.ts";
-export type { Batch, ChainedCommands, PipelineExcluded } from "../client/pipeline.ts";
+export type {
+  Batch,
+  BatchKind,
+  BatchResults,
+  ChainedCommand,
+  ChainedCommands,
+  NextBatch,
+  PipelineExcluded,
+} from "../client/pipeline.ts";
+export type { ClientSideCacheOptions } from "../cache/options.ts";
 export type { ClientMaintenanceOptions } from "../client/options.ts";
 export type {
   ConnectOptions,
