@@ -32,10 +32,10 @@ import {
 import { type Endpoint, formatEndpoint, sameEndpoint } from "./endpoint.ts";
 import { backoffDelay, type BackoffOptions } from "../resilience/backoff.ts";
 import { Deque } from "./_deque.ts";
-import { Link } from "./_link.ts";
+import type { Link } from "./_link.ts";
+import { openLink, type OpenSettings } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs } from "./_handoff.ts";
 import { type HandshakeStep, planHandshake } from "./_handshake.ts";
-import { describeTransportError } from "./_transport_errors.ts";
 import { reservedCommandError } from "./reserved.ts";
 import {
   acquirePending,
@@ -44,7 +44,6 @@ import {
   type Pending,
   releasePending,
 } from "./_pending.ts";
-import { countSocket } from "../_resources.ts";
 import { type Clock, clockWithNow, systemClock, type TimerId } from "../_clock.ts";
 
 export {
@@ -322,6 +321,7 @@ export class Connection {
   /** Connection attempts in progress: each entry aborts one. */
   readonly #opening = new Set<(e: Error) => void>();
   readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
+  readonly #openSettings: OpenSettings;
   readonly #label: string;
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
@@ -336,6 +336,7 @@ export class Connection {
     this.#clock = options.clock ?? (options.now ? clockWithNow(options.now) : systemClock);
     this.#endpoint = options.endpoint;
     this.#label = options.label ?? "connection";
+    this.#openSettings = this.#makeOpenSettings();
   }
 
   /** The endpoint the connection is (or will be) connected to. */
@@ -1057,174 +1058,39 @@ export class Connection {
 
   /** Opens a socket to `endpoint` and runs the handshake on it. */
   #openLink(endpoint: Endpoint, connectTimeout = this.#connectTimeout(endpoint)): Promise<Link> {
-    const name = formatEndpoint(endpoint);
-    return new Promise<Link>((resolve, reject) => {
-      let settled = false;
-      let link: Link | undefined;
-      const timer = connectTimeout > 0
-        ? this.#clock.setTimer(() => {
-          if (settled) return;
-          settled = true;
-          if (link) {
-            link.closed = true;
-            link.transport.close();
-          }
-          reject(
-            new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`, {
-              written: false,
-            }),
-          );
-        }, connectTimeout)
-        : undefined;
-      const fail = (e: Error) => {
-        if (settled) return;
-        settled = true;
-        this.#opening.delete(fail);
-        this.#clock.clearTimer(timer);
-        if (link && !link.closed) {
-          link.closed = true;
-          link.transport.close();
-        }
-        reject(e);
-      };
-      this.#opening.add(fail);
-      this.#o.connector({ host: endpoint.host, port: endpoint.port, tls: this.#o.tls }).then(
-        (transport) => {
-          if (settled) {
-            transport.close();
-            return;
-          }
-          const l = new Link(
-            transport,
-            endpoint,
-            (lk, v) => this.#onReply(lk, v),
-            (lk, f) => this.#onPush(lk, f),
-          );
-          link = l;
-          countSocket(1);
-          transport.setHandlers({
-            onData: (chunk) => this.#onData(l, chunk),
-            onDrain: () => {
-              if (this.#link === l && this.#blocked) {
-                this.#blocked = false;
-                this.#flush();
-              }
-            },
-            onClose: (err) => {
-              countSocket(-1);
-              if (!l.ready) {
-                l.closed = true;
-                fail(
-                  new ConnectionError(
-                    `Cannot connect to "${name}": the connection closed during the handshake${
-                      err ? `: ${describeTransportError(err)}` : ""
-                    }`,
-                    { cause: err, written: false },
-                  ),
-                );
-                return;
-              }
-              this.#onClose(l, err);
-            },
-          });
-          this.#o.hooks?.onConnect?.(endpoint);
-          this.#handshake(l).then(() => {
-            if (settled) return;
-            if (l.closed) {
-              // A fault right after the handshake's replies (in the same chunk) closed it.
-              fail(
-                new ConnectionError(`Cannot connect to "${name}": the connection was reset`, {
-                  written: false,
-                }),
-              );
-              return;
-            }
-            settled = true;
-            this.#opening.delete(fail);
-            this.#clock.clearTimer(timer);
-            l.ready = true;
-            resolve(l);
-          }, fail);
-        },
-        (e: Error) =>
-          fail(
-            new ConnectionError(`Cannot connect to "${name}": ${describeTransportError(e)}`, {
-              cause: e,
-              written: false,
-            }),
-          ),
-      );
-    });
+    return openLink(endpoint, connectTimeout, this.#openSettings);
   }
 
-  /** Writes the whole handshake in one batch and checks every reply in order. */
-  #handshake(link: Link): Promise<void> {
+  /** What opening a socket needs, created once. */
+  #makeOpenSettings(): OpenSettings {
     const o = this.#o;
-    const name = formatEndpoint(link.endpoint);
-    let steps: HandshakeStep[];
-    try {
-      steps = planHandshake(
-        o,
-        name,
-        o.hooks?.handshake?.(link.transport, o.protocol),
-        o.hooks?.session?.(),
-      );
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return new Promise<void>((resolve, reject) => {
-      let left = steps.length;
-      let failed = false;
-      if (left === 0) {
-        resolve();
-        return;
-      }
-      // The encoder is empty between synchronous sections, so these bytes are the handshake only.
-      const enc = this.#encoder;
-      for (const step of steps) {
-        enc.writeCommand(step.args);
-        const done = (v: unknown) => {
-          if (failed) return;
-          try {
-            step.onReply?.(v as RespValue);
-          } catch (e) {
-            failed = true;
-            reject(e);
-            return;
+    return {
+      clock: this.#clock,
+      connector: o.connector,
+      tls: o.tls,
+      encoder: this.#encoder,
+      opening: this.#opening,
+      events: {
+        onReply: (l, v) => this.#onReply(l, v),
+        onPush: (l, f) => this.#onPush(l, f),
+        onData: (l, chunk) => this.#onData(l, chunk),
+        onDrain: (l) => {
+          if (this.#link === l && this.#blocked) {
+            this.#blocked = false;
+            this.#flush();
           }
-          if (--left === 0) resolve();
-        };
-        link.inflight.push({
-          args: step.args,
-          cmd: step.args[0],
-          // A step without onReply must succeed.
-          resolve: done,
-          reject: (e) => {
-            if (e instanceof ReplyError && step.onReply) return done(e);
-            if (failed) return;
-            failed = true;
-            reject(
-              e instanceof ReplyError
-                ? new ConnectionError(
-                  `Cannot set up the connection to "${name}": ${
-                    commandName(step.args)
-                  } failed: ${e.message}`,
-                  { cause: e, written: false },
-                )
-                : e,
-            );
-          },
-          transform: undefined,
-          flags: step.pushes ? FLAG_SUBSCRIBE : 0,
-          timeout: 0,
-          deadline: 0,
-          done: false,
-          bytes: 0,
-          pushes: step.pushes ?? 0,
-        });
-      }
-      link.transport.write(enc.take());
-    });
+        },
+        onClose: (l, err) => this.#onClose(l, err),
+      },
+      onConnect: (endpoint) => o.hooks?.onConnect?.(endpoint),
+      plan: (link) =>
+        planHandshake(
+          o,
+          formatEndpoint(link.endpoint),
+          o.hooks?.handshake?.(link.transport, o.protocol),
+          o.hooks?.session?.(),
+        ),
+    };
   }
 
   /** Rejects every command still waiting to be written (and those held for a LOADING retry). */

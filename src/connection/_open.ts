@@ -1,0 +1,220 @@
+// Opening a socket of a Connection: dial within the connect timeout, run the handshake plan
+// (written in one batch, every reply checked in order), and hand over a ready Link. Every
+// failure is a "Cannot connect" error that never counts as written.
+import type { Clock } from "../_clock.ts";
+import { countSocket } from "../_resources.ts";
+import { ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
+import type { RespEncoder } from "../resp/encoder.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
+import { type Endpoint, formatEndpoint } from "./endpoint.ts";
+import { FLAG_SUBSCRIBE } from "./flags.ts";
+import type { HandshakeStep } from "./_handshake.ts";
+import { Link } from "./_link.ts";
+import { describeTransportError } from "./_transport_errors.ts";
+
+/** What a socket reports to its Connection. */
+export interface LinkEvents {
+  onReply(link: Link, value: RespValue): void;
+  onPush(link: Link, frame: RespValue[]): void;
+  onData(link: Link, chunk: Uint8Array): void;
+  onDrain(link: Link): void;
+  /** The socket closed after its handshake. */
+  onClose(link: Link, error?: Error): void;
+}
+
+/** What opening a socket needs from its Connection (created once per Connection). */
+export interface OpenSettings {
+  clock: Clock;
+  connector: Connector;
+  tls: TlsOptions | undefined;
+  /** The Connection's encoder: empty between synchronous sections. */
+  encoder: RespEncoder;
+  /** Attempts in progress: each entry aborts one (close). */
+  opening: Set<(e: Error) => void>;
+  events: LinkEvents;
+  /** The socket is open; its handshake is about to be written. */
+  onConnect?(endpoint: Endpoint): void;
+  /** The handshake plan for a new socket (may throw). */
+  plan(link: Link): HandshakeStep[];
+}
+
+function commandName(args: RedisArgument[]): string {
+  const a = args[0];
+  return typeof a === "string" ? a.toUpperCase() : typeof a === "number" ? String(a) : "?";
+}
+
+/**
+ * Opens a socket to `endpoint` and runs the handshake on it.
+ *
+ * @param endpoint Where to dial.
+ * @param connectTimeout Milliseconds for the socket and its handshake; 0 = none.
+ * @param s The Connection's settings.
+ * @returns The ready link.
+ */
+export function openLink(
+  endpoint: Endpoint,
+  connectTimeout: number,
+  s: OpenSettings,
+): Promise<Link> {
+  const name = formatEndpoint(endpoint);
+  return new Promise<Link>((resolve, reject) => {
+    let settled = false;
+    let link: Link | undefined;
+    const timer = connectTimeout > 0
+      ? s.clock.setTimer(() => {
+        if (settled) return;
+        settled = true;
+        s.opening.delete(fail);
+        if (link) {
+          link.closed = true;
+          link.transport.close();
+        }
+        reject(
+          new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`, {
+            written: false,
+          }),
+        );
+      }, connectTimeout)
+      : undefined;
+    const fail = (e: Error): void => {
+      if (settled) return;
+      settled = true;
+      s.opening.delete(fail);
+      s.clock.clearTimer(timer);
+      if (link && !link.closed) {
+        link.closed = true;
+        link.transport.close();
+      }
+      reject(e);
+    };
+    s.opening.add(fail);
+    s.connector({ host: endpoint.host, port: endpoint.port, tls: s.tls }).then(
+      (transport: Transport) => {
+        if (settled) {
+          transport.close();
+          return;
+        }
+        const ev = s.events;
+        const l = new Link(transport, endpoint, ev.onReply, ev.onPush);
+        link = l;
+        countSocket(1);
+        transport.setHandlers({
+          onData: (chunk) => ev.onData(l, chunk),
+          onDrain: () => ev.onDrain(l),
+          onClose: (err) => {
+            countSocket(-1);
+            if (!l.ready) {
+              l.closed = true;
+              fail(
+                new ConnectionError(
+                  `Cannot connect to "${name}": the connection closed during the handshake${
+                    err ? `: ${describeTransportError(err)}` : ""
+                  }`,
+                  { cause: err, written: false },
+                ),
+              );
+              return;
+            }
+            ev.onClose(l, err);
+          },
+        });
+        s.onConnect?.(endpoint);
+        let steps: HandshakeStep[];
+        try {
+          steps = s.plan(l);
+        } catch (e) {
+          fail(e as Error);
+          return;
+        }
+        runHandshake(l, steps, s.encoder).then(() => {
+          if (settled) return;
+          if (l.closed) {
+            // A fault right after the handshake's replies (in the same chunk) closed it.
+            fail(
+              new ConnectionError(`Cannot connect to "${name}": the connection was reset`, {
+                written: false,
+              }),
+            );
+            return;
+          }
+          settled = true;
+          s.opening.delete(fail);
+          s.clock.clearTimer(timer);
+          l.ready = true;
+          resolve(l);
+        }, fail);
+      },
+      (e: Error) =>
+        fail(
+          new ConnectionError(`Cannot connect to "${name}": ${describeTransportError(e)}`, {
+            cause: e,
+            written: false,
+          }),
+        ),
+    );
+  });
+}
+
+/**
+ * Writes the whole handshake in one batch and checks every reply in order.
+ *
+ * @param link The new socket.
+ * @param steps The plan.
+ * @param enc An empty encoder.
+ * @returns Resolves once every step succeeded.
+ */
+export function runHandshake(link: Link, steps: HandshakeStep[], enc: RespEncoder): Promise<void> {
+  const name = formatEndpoint(link.endpoint);
+  return new Promise<void>((resolve, reject) => {
+    let left = steps.length;
+    let failed = false;
+    if (left === 0) {
+      resolve();
+      return;
+    }
+    for (const step of steps) {
+      enc.writeCommand(step.args);
+      const done = (v: unknown): void => {
+        if (failed) return;
+        try {
+          step.onReply?.(v as RespValue);
+        } catch (e) {
+          failed = true;
+          reject(e);
+          return;
+        }
+        if (--left === 0) resolve();
+      };
+      link.inflight.push({
+        args: step.args,
+        cmd: step.args[0],
+        // A step without onReply must succeed.
+        resolve: done,
+        reject: (e) => {
+          if (e instanceof ReplyError && step.onReply) return done(e);
+          if (failed) return;
+          failed = true;
+          reject(
+            e instanceof ReplyError
+              ? new ConnectionError(
+                `Cannot set up the connection to "${name}": ${
+                  commandName(step.args)
+                } failed: ${e.message}`,
+                { cause: e, written: false },
+              )
+              : e,
+          );
+        },
+        transform: undefined,
+        flags: step.pushes ? FLAG_SUBSCRIBE : 0,
+        timeout: 0,
+        deadline: 0,
+        done: false,
+        bytes: 0,
+        pushes: step.pushes ?? 0,
+      });
+    }
+    link.transport.write(enc.take());
+  });
+}
