@@ -12,6 +12,31 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const START = "<!-- entry-sizes:start -->";
 const END = "<!-- entry-sizes:end -->";
 
+/** A table laid out as `deno fmt` lays it out (the first column left, the others right). */
+function markdownTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    `| ${
+      cells.map((c, i) => i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)).join(" | ")
+    } |`;
+  const rule = `| ${
+    widths.map((w, i) => i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`).join(" | ")
+  } |`;
+  return [line(head), rule, ...rows.map(line)].join("\n");
+}
+
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join("\n");
+}
+
 function kb(n: number): string {
   return `${(n / 1024).toFixed(1)} KB`;
 }
@@ -23,21 +48,22 @@ try {
   const bundles = await bundleEntries(root, entries, out, { minify: true });
   const rows = Object.keys(entries).map((key) => {
     const bytes = readFileSync(bundles[key]!);
-    return `| \`${key === "." ? "@edge/redis" : `@edge/redis/${key.slice(2)}`}\` | ${
-      kb(bytes.length)
-    } | ${kb(gzipSync(bytes, { level: 9 }).length)} |`;
+    return [
+      `\`${key === "." ? "@edge/redis" : `@edge/redis/${key.slice(2)}`}\``,
+      kb(bytes.length),
+      kb(gzipSync(bytes, { level: 9 }).length),
+    ];
   });
-  table = [
-    `| entry | minified | gzipped |`,
-    `| --- | --: | --: |`,
-    ...rows,
-  ].join("\n");
+  table = markdownTable(["entry", "minified", "gzipped"], rows);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
-const note =
-  `Each entry bundled alone (${ESBUILD}, \`--minify\`, ESM, \`node:\` built-ins external), ` +
-  `then gzip -9; \`deno task sizes\` regenerates this table.`;
+// Wrapped at 100 columns, as `deno fmt` wraps the README.
+const note = wrap(
+  `Each entry bundled alone with ${ESBUILD} (\`--minify\`, ESM, \`node:\` built-ins external) and ` +
+    `gzipped (level 9); \`deno task sizes\` regenerates this table.`,
+  100,
+);
 console.log(table);
 if (Deno.args.includes("--write")) {
   const readmePath = join(root, "README.md");
