@@ -16,6 +16,7 @@ import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 import { waitFor } from "../_helpers/load.ts";
+import { RawClient } from "../_helpers/raw_client.ts";
 
 /** Small intervals so every test stays short. */
 function fast(
@@ -554,6 +555,38 @@ describe("MultiDbClient", () => {
   });
 
   describe("pub/sub", () => {
+    it("re-makes subscriptions in the order they were made, before the next command", async () => {
+      const client = new MultiDbClient(fast([{ url: a.url, weight: 2 }, { url: b.url }]));
+      const seen = switches(client);
+      await client.subscribe("s1", () => {});
+      await client.psubscribe("p2.*", () => {});
+      await client.ssubscribe("s3", () => {});
+      await client.subscribe(["s4", "s5"], () => {});
+      const monitor = await RawClient.connect(b.port);
+      monitor.send(["MONITOR"]);
+      await monitor.until(() => monitor.items.length > 0, 2000, "MONITOR's OK");
+      await a.kill();
+      await waitFor(() => seen.length === 1, 3000, "the failover");
+      await client.set("after", "1");
+      await monitor.until(
+        () => monitor.items.some((i) => String(i.value).includes('"after"')),
+        2000,
+        "the SET",
+      );
+      const lines = monitor.items.map((i) => String(i.value))
+        .filter((l) => /"(P|S)?SUBSCRIBE"|"SET" "after"/i.test(l))
+        .map((l) => l.slice(l.indexOf("]") + 2));
+      assert.deepEqual(lines, [
+        '"SUBSCRIBE" "s1"',
+        '"PSUBSCRIBE" "p2.*"',
+        '"SSUBSCRIBE" "s3"',
+        '"SUBSCRIBE" "s4" "s5"',
+        '"SET" "after" "1"',
+      ]);
+      await monitor.close();
+      await client.close();
+    });
+
     it("subscriptions deliver after a failover, the same objects", async () => {
       const client = new MultiDbClient(fast([{ url: a.url, weight: 2 }, { url: b.url }]));
       const seen = switches(client);
