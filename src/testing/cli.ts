@@ -15,18 +15,24 @@
  * `--http host:port` (fault-injector API and REST mock; off by default),
  * `--reject-maint-notifications`, `--style reference|bulk|simple`, `--verbose`.
  *
+ * With `--cluster N` (instead of `--upstream` and `--listen`) it runs the
+ * {@linkcode ClusterMaintenanceSimulator}: a real cluster of N primaries behind one proxy each,
+ * and prints `{"seeds":["127.0.0.1:40001",...],"http":...,"pid":...}`.
+ *
  * @module
  */
 
 import process from "node:process";
 import { MaintenanceSimulator } from "./maintenance_simulator.ts";
+import { ClusterMaintenanceSimulator } from "./cluster_simulator.ts";
 import type { MaintenanceSimulatorOptions, NotificationStyle } from "./types.ts";
 import { hostPort } from "./_notifications.ts";
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nUsage: cli.ts --upstream host:port [--listen host:port] [--http host:port] ` +
-      `[--reject-maint-notifications] [--style reference|bulk|simple] [--verbose] [--stdin]\n`,
+    `${message}\nUsage: cli.ts (--upstream host:port [--listen host:port] | --cluster N) ` +
+      `[--http host:port] [--reject-maint-notifications] [--style reference|bulk|simple] ` +
+      `[--verbose] [--stdin]\n`,
   );
   process.exit(2);
 }
@@ -35,7 +41,8 @@ function usage(message: string): never {
  * Parses the command line into simulator options.
  *
  * @param argv The arguments (without the runtime and script).
- * @returns The options, and whether to stop when stdin closes.
+ * @returns The options, whether to stop when stdin closes, and the number of primaries with
+ * `--cluster` (`undefined` otherwise: a standalone simulator).
  *
  * @example
  * ```ts ignore
@@ -44,9 +51,10 @@ function usage(message: string): never {
  */
 export function parseCliArgs(
   argv: string[],
-): { options: MaintenanceSimulatorOptions; stdin: boolean } {
+): { options: MaintenanceSimulatorOptions; stdin: boolean; cluster?: number } {
   const options: Partial<MaintenanceSimulatorOptions> = {};
   let stdin = false;
+  let cluster: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.includes("=")
@@ -79,6 +87,14 @@ export function parseCliArgs(
       case "--stdin":
         stdin = true;
         break;
+      case "--cluster": {
+        const v = value();
+        cluster = Number(v);
+        if (!Number.isInteger(cluster) || cluster < 1) {
+          usage(`--cluster needs a number of primaries, got "${v}"`);
+        }
+        break;
+      }
       case "--help":
       case "-h":
         usage("Runs the maintenance simulator.");
@@ -86,6 +102,12 @@ export function parseCliArgs(
       default:
         usage(`Unknown option ${a}`);
     }
+  }
+  if (cluster !== undefined) {
+    if (options.upstream !== undefined || options.listen !== undefined) {
+      usage("--cluster runs its own nodes: leave out --upstream and --listen");
+    }
+    return { options: { ...options, upstream: "" } as MaintenanceSimulatorOptions, stdin, cluster };
   }
   if (options.upstream === undefined) usage("Missing --upstream");
   return { options: options as MaintenanceSimulatorOptions, stdin };
@@ -105,15 +127,34 @@ export function parseCliArgs(
  * ```
  */
 export async function runCli(argv: string[] = process.argv.slice(2)): Promise<void> {
-  const { options, stdin } = parseCliArgs(argv);
-  const sim = await MaintenanceSimulator.start(options);
-  const http = sim.http;
-  console.log(JSON.stringify({
-    endpoint: hostPort(sim.endpoint.host, sim.endpoint.port),
-    http: http === undefined ? null : hostPort(http.host, http.port),
-    upstream: hostPort(sim.upstream.host, sim.upstream.port),
-    pid: process.pid,
-  }));
+  const { options, stdin, cluster } = parseCliArgs(argv);
+  let sim: { close(): Promise<void> };
+  if (cluster !== undefined) {
+    const c = await ClusterMaintenanceSimulator.start({
+      primaries: cluster,
+      http: options.http,
+      rejectMaintNotifications: options.rejectMaintNotifications,
+      notificationStyle: options.notificationStyle,
+      logger: options.logger,
+    });
+    const http = c.http;
+    console.log(JSON.stringify({
+      seeds: c.endpoints().map((e) => hostPort(e.host, e.port)),
+      http: http === undefined ? null : hostPort(http.host, http.port),
+      pid: process.pid,
+    }));
+    sim = c;
+  } else {
+    const s = await MaintenanceSimulator.start(options);
+    const http = s.http;
+    console.log(JSON.stringify({
+      endpoint: hostPort(s.endpoint.host, s.endpoint.port),
+      http: http === undefined ? null : hostPort(http.host, http.port),
+      upstream: hostPort(s.upstream.host, s.upstream.port),
+      pid: process.pid,
+    }));
+    sim = s;
+  }
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { readdirSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import type { ClusterNodeInfo, Endpoint } from "../../src/testing/mod.ts";
 import type { RespValue } from "../../src/resp/types.ts";
@@ -368,5 +369,65 @@ describe("ClusterMaintenanceSimulator closed during a migration", () => {
     assert.ok(e instanceof Error, "the migration fails");
     assert.deepEqual(childRedisPids().filter((p) => !before.has(p)), []);
     await assert.rejects(sim.slotMigrate({ effect: "slot-shuffle" }), /closed/);
+  });
+});
+
+describe("ClusterMaintenanceSimulator command line", () => {
+  it("--cluster 3 prints the seeds as one JSON line, serves slot_migrate, stops on stdin close", async () => {
+    const isBun = (globalThis as { Bun?: unknown }).Bun !== undefined;
+    const script = new URL("../../src/testing/cli.ts", import.meta.url).pathname;
+    const args = [
+      ...(isBun ? [] : ["run", "-A"]),
+      script,
+      "--cluster",
+      "3",
+      "--http",
+      "127.0.0.1:0",
+      "--stdin",
+    ];
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let buf = "";
+        const t = setTimeout(() => reject(new Error(`no output: ${buf}`)), 20_000);
+        child.stdout!.on("data", (d: Uint8Array) => {
+          buf += new TextDecoder().decode(d);
+          const nl = buf.indexOf("\n");
+          if (nl >= 0) {
+            clearTimeout(t);
+            resolve(buf.slice(0, nl));
+          }
+        });
+      });
+      const info = JSON.parse(line) as { seeds: string[]; http: string };
+      assert.equal(info.seeds.length, 3);
+      const port = Number(info.seeds[0]!.split(":")[1]);
+      const c = await RawClient.connect(port);
+      assert.match(String(await c.call("CLUSTER", "INFO")), /cluster_state:ok/);
+      const res = await fetch(`http://${info.http}/action`, {
+        method: "POST",
+        body: JSON.stringify({ type: "slot_migrate", parameters: { slots: "0-4" } }),
+      });
+      const { action_id } = await res.json() as { action_id: string };
+      let status = "";
+      const end = Date.now() + 15_000;
+      while (Date.now() < end && status !== "success" && status !== "failed") {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await (await fetch(`http://${info.http}/action/${action_id}`)).json()).status;
+      }
+      assert.equal(status, "success");
+      child.stdin!.end();
+      assert.equal(await exited, 0, "a clean exit");
+      await c.waitClosed();
+      await c.close();
+      for (const s of info.seeds) {
+        const [h, p] = s.split(":");
+        await assert.rejects(RawClient.connect(Number(p), h));
+      }
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+    }
   });
 });
