@@ -383,14 +383,14 @@ export class Connection {
     return n;
   }
 
-  /** Commands waiting to be written. */
+  /** Commands waiting to be written (those a loading server refused included). */
   get queuedCount(): number {
-    return this.#unsent.length;
+    return this.#unsent.length + this.#retry.length;
   }
 
   /** Whether the connection has no command queued or in flight. */
   get idle(): boolean {
-    return this.#unsent.length === 0 && this.inflightCount === 0;
+    return this.#unsent.length === 0 && this.#retry.length === 0 && this.inflightCount === 0;
   }
 
   /**
@@ -1460,7 +1460,7 @@ export class Connection {
 
   #checkClosed(): void {
     if (this.#state !== STATE_CLOSING) return;
-    if (this.inflightCount > 0 || this.#unsent.length > 0) return;
+    if (this.inflightCount > 0 || this.#unsent.length > 0 || this.#retry.length > 0) return;
     this.#finishClose();
   }
 
