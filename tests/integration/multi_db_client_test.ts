@@ -270,6 +270,37 @@ describe("MultiDbClient", () => {
       await client.close();
     });
 
+    it('checkActive: "idle" checks the active database only when it served nothing', async () => {
+      let probes = 0;
+      const client = new MultiDbClient(fast([
+        {
+          url: a.url,
+          weight: 2,
+          healthCheck: {
+            checkActive: "idle",
+            interval: 100,
+            strategy: () => Promise.resolve(++probes > 0),
+          },
+        },
+        { url: b.url },
+      ]));
+      await client.connect();
+      const first = probes;
+      let stop = false;
+      const busy = (async () => {
+        while (!stop) await client.ping();
+      })();
+      await sleep(600);
+      const whileBusy = probes - first;
+      stop = true;
+      await busy;
+      await sleep(600);
+      const whileIdle = probes - first - whileBusy;
+      assert.equal(whileBusy, 0, "no check while commands are answered");
+      assert.ok(whileIdle >= 2, `${whileIdle} checks while idle`);
+      await client.close();
+    });
+
     it("a server still loading its data (LOADING) is unhealthy until it is done", async () => {
       const slow = await startRedis({
         args: ["--key-load-delay", "500", "--loading-process-events-interval-bytes", "1024"],
