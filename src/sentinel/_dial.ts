@@ -63,8 +63,10 @@ function clientFor(
     username: creds.username,
     password: creds.password,
     tls: creds.tls ?? false,
-    // Never queue behind a dead endpoint: the caller moves on to the next one.
-    reconnect: reconnect ? s.base.reconnect : false,
+    // A probe never queues behind a dead endpoint: the caller moves on to the next one. A
+    // session reconnects only so that its loss is reported ("reconnecting"): the monitor then
+    // closes it and moves to another sentinel.
+    reconnect: reconnect ? { baseDelay: 100, maxDelay: 1000 } : false,
     maintenanceNotifications: { mode: "disabled" },
   });
 }

@@ -166,7 +166,7 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
     this.#monitor = new SentinelMonitor({
       masterName: s.masterName,
       sentinels: this.#sentinels,
-      open: createSessionOpener({ ...dial, base: { ...base, reconnect: false } }),
+      open: createSessionOpener(dial),
       interval: s.sentinelCheckInterval,
       onEvent: (e) => this.#onEvent(e),
       check: (session) => this.#periodicCheck(session),
