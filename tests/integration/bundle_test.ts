@@ -1,14 +1,17 @@
 // Entry isolation, measured on real bundles: every entry of deno.json bundled on its own by
 // esbuild (scripts/_bundle.ts). `.` carries none of the other client kinds, test tools or pure
 // helpers of other entries; the pure entries carry no runtime-specific code; and a single-file
-// bundle of `.` has no top-level `node:` import (the transports are loaded on first connect).
+// bundle of `.` has no top-level `node:` import (the transports are loaded on first connect);
+// and the tests' resource accounting (src/_resources.ts) does nothing in a production process.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { bundleEntries, denoExports } from "../../scripts/_bundle.ts";
+import { startRedis } from "../_helpers/redis_server.ts";
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const entries = denoExports(root);
@@ -112,6 +115,43 @@ describe("entry bundles (esbuild)", () => {
       }
     });
   }
+
+  it("the resource accounting of the tests costs nothing in production", async () => {
+    // A process that never turns the test accounting on: a client connects, runs commands,
+    // waits on a timer-backed timeout, and the counters have seen none of it.
+    const redis = await startRedis();
+    const dir = mkdtempSync(join(tmpdir(), "edge-redis-resources-"));
+    try {
+      const file = join(dir, "production.ts");
+      const url = (p: string) => JSON.stringify(pathToFileURL(join(root, p)).href);
+      writeFileSync(
+        file,
+        `import { RedisClient } from ${url("mod.ts")};
+import { openResources } from ${url("src/_resources.ts")};
+const client = new RedisClient({ url: ${JSON.stringify(redis.url)} });
+await client.set("k", "v");
+await client.get("k");
+const during = openResources();
+await client.close();
+console.log(JSON.stringify(during));
+`,
+      );
+      const [cmd, args] = "Deno" in globalThis
+        ? [Deno.execPath(), ["run", "-A", file]]
+        : [process.execPath, [file]];
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"] });
+        let text = "";
+        child.stdout.on("data", (c) => text += c);
+        child.on("error", reject);
+        child.on("exit", (code) => code === 0 ? resolve(text) : reject(new Error(`exit ${code}`)));
+      });
+      assert.deepEqual(JSON.parse(out.trim().split("\n").pop()!), { timers: 0, sockets: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await redis.stop();
+    }
+  });
 
   it("a single-file bundle of `.` has no top-level `node:` import; transports load lazily", () => {
     const main = code(".");
