@@ -76,9 +76,11 @@ function tagged(a: RedisArgument): unknown {
 
 /** The cache entry name of a command: its full argument list and the string/binary view. */
 function commandId(args: readonly RedisArgument[], binary: boolean): string {
+  // JSON keeps strings and finite numbers apart; byte arrays and NaN/Infinity need a tag.
   let plain = true;
   for (let i = 0; i < args.length; i++) {
-    if (typeof args[i] !== "string") {
+    const a = args[i];
+    if (typeof a !== "string" && (typeof a !== "number" || !Number.isFinite(a))) {
       plain = false;
       break;
     }

@@ -6,6 +6,8 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
+import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
+import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
@@ -534,5 +536,50 @@ describe("client-side cache", () => {
       () => new RedisClient({ clientSideCache: { mode: "bcast" as "broadcast" } }),
       TypeError,
     );
+  });
+});
+
+describe("client-side cache: sentinel", () => {
+  beforeEach(markLeakBaseline);
+  let group: SentinelGroup;
+  before(async () => {
+    group = await startSentinelGroup({ replicas: 1, persistence: false });
+  });
+  after(async () => {
+    await group?.stop();
+  });
+
+  it("a master switch drops the whole cache; tracking follows the new master", async () => {
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      clientSideCache: {},
+    });
+    await client.set("sw", "1");
+    assert.equal(await client.get("sw"), "1");
+    assert.equal(await client.get("sw"), "1");
+    assert.equal(stats(client).entries, 1);
+    const flushes = stats(client).flushes;
+    const switched = new Promise<void>((resolve) =>
+      client.addEventListener("switch", (e) => {
+        if ((e as CustomEvent<{ from?: unknown }>).detail.from !== undefined) resolve();
+      })
+    );
+    const next = await group.failover();
+    await switched;
+    assert.equal(stats(client).entries, 0, "the switch dropped the cache");
+    assert.ok(stats(client).flushes > flushes);
+    assert.equal(await client.get("sw"), "1");
+    assert.equal(await client.get("sw"), "1");
+    assert.equal(stats(client).entries, 1);
+    const dropped = stats(client).invalidations;
+    await group.command(next, ["SET", "sw", "2"]);
+    await until(
+      () => stats(client).invalidations > dropped,
+      "the invalidation from the new master",
+    );
+    assert.equal(await client.get("sw"), "2");
+    await client.close();
+    await assertNoLeaks();
   });
 });
