@@ -5,6 +5,10 @@
 const EXPLAINED: [RegExp, string][] = [
   [/CaUsedAsEndEntity/i, "the server presents a CA certificate instead of a server certificate"],
   [
+    /KEY_USAGE_BIT_INCORRECT|InvalidPurpose|UNSUITABLE_CERTIFICATE_PURPOSE|unsuitable certificate purpose/i,
+    "the server's certificate is not meant for a server (wrong key usage: a CA certificate?)",
+  ],
+  [
     /UnknownIssuer|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT|self[- ]signed certificate/i,
     "the server's certificate is not signed by a trusted CA (give it in tls.caCerts)",
   ],
@@ -42,11 +46,12 @@ const EXPLAINED: [RegExp, string][] = [
  * @returns The detail for a "Cannot connect to ..." message.
  */
 export function describeTransportError(e: Error): string {
-  const raw = e.message;
+  // A transport may already say what failed; the sentence replaces that prefix.
+  const raw = e.message.replace(/^TLS handshake failed: /, "");
   const code = (e as { code?: unknown }).code;
   const text = typeof code === "string" ? `${raw} ${code}` : raw;
   for (const [re, sentence] of EXPLAINED) {
     if (re.test(text)) return `TLS handshake failed: ${sentence} (${raw})`;
   }
-  return raw;
+  return e.message;
 }
