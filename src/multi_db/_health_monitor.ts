@@ -25,6 +25,7 @@ export class HealthMonitor {
 
   /** Checks every interval, the first one after `delay` ms. */
   start(delay: number): void {
+    if (this.#db.config.healthCheck === undefined) return; // always healthy: nothing to check
     this.#scheduled = true;
     this.#schedule(delay);
   }

@@ -13,7 +13,7 @@ import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import type { SendCommandOptions, WatchSession } from "../client/redis_client.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { QueuedCommand } from "../client/pipeline.ts";
-import { ClosedError, ConnectionError, RedisError } from "../errors.ts";
+import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import { startTimer, stopTimer } from "../_resources.ts";
@@ -190,6 +190,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   #failbackTimer: ReturnType<typeof setTimeout> | undefined;
   #attempts = 0;
   #lastAttemptAt = -Infinity;
+  #noTargetLoggedAt = -Infinity;
   #binary: BinaryView | undefined;
 
   /**
@@ -445,9 +446,14 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
         from?.name,
       );
       if (target === undefined) {
-        this.#logger.warn(
-          `multi-db: cannot fail over from "${from?.name}" (${reason}): no healthy database`,
-        );
+        // Every command asks while nothing is usable: say it once a second at most.
+        const now = Date.now();
+        if (now - this.#noTargetLoggedAt >= 1000) {
+          this.#noTargetLoggedAt = now;
+          this.#logger.warn(
+            `multi-db: cannot fail over from "${from?.name}" (${reason}): no healthy database`,
+          );
+        }
         return false;
       }
       tried.add(target.db);
@@ -470,7 +476,18 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       const from = this.#active;
       if (from === target || this.#closed) return;
       // Subscriptions first, in the order they were made, before the database serves commands.
-      for (const s of [...this.#subs]) await s._attach(target.name, target.client);
+      for (const s of [...this.#subs]) {
+        try {
+          await s._attach(target.name, target.client);
+        } catch (e) {
+          // Refused by the server (NOPERM, ...): that subscription cannot be made there; a
+          // connection failure fails the switch.
+          if (!(e instanceof ReplyError)) throw e;
+          this.#subs.delete(s);
+          s._end();
+          this.#emit("error", e);
+        }
+      }
       // What its client-side cache holds was not kept up to date while it was not in use.
       target.client.invalidateCache?.();
       this.#active = target;
@@ -528,7 +545,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       // (or while no other is usable: then the failover below reports it).
       if (db !== undefined && this.#serves(db) && db.detector.acquire()) return db;
       if (round > this.#dbs.length) throw this.#unavailable();
-      if (!(await this.#failover(db, "CIRCUIT_BREAKER"))) throw this.#unavailable();
+      const reason = db !== undefined && !this.#serves(db) ? "HEALTH_CHECK" : "CIRCUIT_BREAKER";
+      if (!(await this.#failover(db, reason))) throw this.#unavailable();
     }
   }
 
