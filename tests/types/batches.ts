@@ -1,6 +1,6 @@
 // Type-level tests of pipelines and transactions (checked by `deno check`, never run):
 // `exec()` resolves with a tuple typed per queued command, errors included as values.
-import { type Pipeline, RedisClient, type RespValue, type Transaction } from "../../mod.ts";
+import type { Pipeline, RedisClient, RespValue, Transaction } from "../../mod.ts";
 
 /** Compiles only when `A` and `B` are the same type. */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true

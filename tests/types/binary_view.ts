@@ -1,6 +1,6 @@
 // Type-level tests of the binary view (checked by `deno check`, never run): commands,
 // pipelines, transactions and scan iterators reply bulk strings as `Uint8Array`.
-import { type BinaryView, RedisClient, type ScoredMember } from "../../mod.ts";
+import type { BinaryView, RedisClient, ScoredMember } from "../../mod.ts";
 
 /** Compiles only when `A` and `B` are the same type. */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true

@@ -1,16 +1,16 @@
 // Type-level tests of the clients' event maps (checked by `deno check`, never run): listeners
 // get the event's typed `detail` without a cast, and an unknown event name does not compile.
-import {
-  type HandoffDetail,
-  type HostPort,
+import type {
+  HandoffDetail,
+  HostPort,
   RedisClient,
-  type RedisClientEventMap,
-  type TypedEventListener,
+  RedisClientEventMap,
+  TypedEventListener,
 } from "../../mod.ts";
-import {
+import type {
   RedisSentinelClient,
-  type RedisSentinelClientEventMap,
-  type SentinelSwitchDetail,
+  RedisSentinelClientEventMap,
+  SentinelSwitchDetail,
 } from "../../src/sentinel/mod.ts";
 
 /** Compiles only when `A` and `B` are the same type. */
