@@ -133,26 +133,22 @@ export class ClientSideCache {
 
   /**
    * Creates the tracking session of one executor (its connections' session steps, pushes and
-   * losses); the cache answers from memory only while every session it created is on.
+   * losses). The cache answers from memory only while no session is off: a session is idle until
+   * its executor's first socket (whose session step flushes the cache), then on while its
+   * connection tracks.
    *
    * @param protocol The executor's RESP version: 3 tracks on the data connection, 2 redirects
    *   the invalidations to a connection subscribed to `__redis__:invalidate`.
    * @returns The session; wire it with `executorHooks()` and `attach(node)`.
    */
   tracking(protocol: 2 | 3): TrackingSession {
-    this.#inactive++;
     return new TrackingSession(this, protocol, this.#logger);
   }
 
-  /** @internal A tracking session turned on (`true`) or off. Either way the cache is flushed. */
-  _sessionChanged(active: boolean): void {
-    this.#inactive += active ? -1 : 1;
-    this.#store.invalidateAll();
-  }
-
-  /** @internal A tracking session that will not be used any more (its executor closed). */
-  _sessionRemoved(active: boolean): void {
-    if (!active) this.#inactive--;
+  /** @internal A tracking session's state changed (the session flushes the cache itself). */
+  _sessionChanged(wasOff: boolean, isOff: boolean): void {
+    if (wasOff) this.#inactive--;
+    if (isOff) this.#inactive++;
   }
 
   /**

@@ -72,7 +72,8 @@ export class TrackingSession {
   readonly #protocol: 2 | 3;
   readonly #logger: Logger;
   #node: TrackingNode | undefined;
-  #active = false;
+  /** Idle until its first socket (not counted), then on or off. */
+  #state: "idle" | "on" | "off" = "idle";
   #closed = false;
   /** Bumped whenever tracking is (re)applied; a late failure of an older one is ignored. */
   #activation = 0;
@@ -90,7 +91,7 @@ export class TrackingSession {
 
   /** Whether the shared connection tracks now. */
   get active(): boolean {
-    return this.#active;
+    return this.#state === "on";
   }
 
   /**
@@ -129,14 +130,15 @@ export class TrackingSession {
     };
   }
 
+  /** Every change (and every new socket) flushes the cache. */
   #setActive(active: boolean): void {
     if (this.#closed) return;
-    if (active === this.#active) {
-      this.#cache.invalidateAll();
-      return;
+    const next = active ? "on" : "off";
+    if (next !== this.#state) {
+      this.#cache._sessionChanged(this.#state === "off", next === "off");
+      this.#state = next;
     }
-    this.#active = active;
-    this.#cache._sessionChanged(active);
+    this.#cache.invalidateAll();
   }
 
   #trackingArgs(redirect: number | undefined): RedisArgument[] {
@@ -290,11 +292,14 @@ export class TrackingSession {
     this.#setActive(false);
   }
 
-  /** The executor closed: the session no longer counts for the cache. */
+  /**
+   * The executor is gone for good (a cluster node removed): the session no longer holds the
+   * cache back. Flushes the cache.
+   */
   close(): void {
     if (this.#closed) return;
-    this.#setActive(false);
+    this.#cache._sessionChanged(this.#state === "off", false);
+    this.#cache.invalidateAll();
     this.#closed = true;
-    this.#cache._sessionRemoved(this.#active);
   }
 }

@@ -58,14 +58,36 @@ describe("ClientSideCache", () => {
     assert.equal(cache.stats().misses, 1);
   });
 
-  it("sends everything to the server while tracking is off", async () => {
+  it("what was read before the first socket is not kept: its session step flushes", async () => {
     const cache = new ClientSideCache({});
-    cache.tracking(3); // never connected
+    const t = cache.tracking(3); // idle: not connected yet
+    const f = fakeExec(new Map([["k", "v"]]));
+    // The read makes the executor connect: the socket's session runs before the reply.
+    const connecting: CommandExec = (args, transform, flags, blockMs) => {
+      t.session("shared");
+      return f.exec(args, transform, flags, blockMs);
+    };
+    await cache.run(["GET", "k"], undefined, RO, undefined, connecting);
+    assert.equal(cache.stats().entries, 0);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().entries, 1);
+  });
+
+  it("sends everything to the server while a session is off", async () => {
+    const { cache, t } = activeCache();
+    const other = cache.tracking(3);
+    other.session("shared");
+    t.onLost("shared");
     const f = fakeExec(new Map([["k", "v"]]));
     await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
     await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
     assert.equal(f.sent.length, 2);
     assert.equal(cache.stats().entries, 0);
+    // A session that goes away for good no longer holds the cache back.
+    t.close();
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(f.sent.length, 3);
   });
 
   it("keeps the string and the binary view apart and keys by every argument", async () => {
