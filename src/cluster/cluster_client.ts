@@ -1214,6 +1214,15 @@ export class RedisClusterClient extends RedisCommands<string>
     }
     const refused = reservedCommandError(args);
     if (refused !== undefined) return Promise.reject(refused);
+    const name = nameOf(args);
+    if (name === "ASKING" || name === "READONLY" || name === "READWRITE") {
+      // They change the shared connection of a node for every caller.
+      return Promise.reject(
+        new TypeError(
+          `Cannot send "${name}" with sendCommand: the client sends ASKING itself, and readFrom chooses replica reads`,
+        ),
+      );
+    }
     const policy = commandPolicy(args);
     const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
       (options.blockMs !== undefined || policy?.blocking ? FLAG_BLOCKING : 0) |

@@ -29,6 +29,59 @@ describe("cluster resharding under load", () => {
   });
   beforeEach(markLeakBaseline);
 
+  it("runs a transaction again, whole, on the new owner when its slot moved before EXEC", async () => {
+    const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
+    try {
+      await client.set("{txmove}n", "1");
+      const slot = keySlot("{txmove}n");
+      const from = cluster.nodeForSlot(slot);
+      const to = cluster.primaries().find((p) => p.id !== from.id)!;
+      await cluster.migrateSlot(slot, to.id);
+      // The client's table still names the old owner: the queued commands meet MOVED.
+      assert.equal(client.nodeForSlot(slot), `127.0.0.1:${from.port}`);
+      assert.deepEqual(await client.multi().incr("{txmove}n").incr("{txmove}n").exec(), [2, 3]);
+      assert.equal(client.nodeForSlot(slot), `127.0.0.1:${to.port}`);
+      assert.ok(client.stats().moved >= 1);
+      assert.equal(await to.command(["GET", "{txmove}n"]), "3");
+      // WATCH follows a moved slot too.
+      await cluster.migrateSlot(slot, from.id);
+      const session = await client.watch("{txmove}n");
+      assert.deepEqual(await session.multi().incr("{txmove}n").exec(), [4]);
+      assert.equal(client.nodeForSlot(slot), `127.0.0.1:${from.port}`);
+    } finally {
+      await client.close();
+    }
+    await assertNoLeaks();
+  });
+
+  it("retries a multi-key command refused with TRYAGAIN until the slot has moved", async () => {
+    const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
+    try {
+      await client.mset({ "{tryagain}a": "1", "{tryagain}b": "2" });
+      const slot = keySlot("{tryagain}a");
+      const from = cluster.nodeForSlot(slot);
+      const to = cluster.primaries().find((p) => p.id !== from.id)!;
+      // One key per MIGRATE and a long pause after each: for a while one key has moved and the
+      // other has not, and the source answers a command on both with TRYAGAIN.
+      const migration = cluster.migrateSlot(slot, to.id, {
+        keysPerBatch: 1,
+        pauseBetweenKeysMs: 800,
+      });
+      const end = Date.now() + 5000;
+      while (Number(await from.command(["CLUSTER", "COUNTKEYSINSLOT", slot])) !== 1) {
+        if (Date.now() > end) throw new Error("the migration did not start");
+        await sleep(10);
+      }
+      const reply = await client.mget("{tryagain}a", "{tryagain}b");
+      await migration;
+      assert.deepEqual(reply, ["1", "2"]);
+      assert.ok(client.stats().refused >= 1, JSON.stringify(client.stats()));
+    } finally {
+      await client.close();
+    }
+    await assertNoLeaks();
+  });
+
   for (const workers of [16, 64]) {
     it(`moves the slots of ${workers} workers' keys with zero failed commands and exact counters`, async () => {
       const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });

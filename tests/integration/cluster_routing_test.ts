@@ -154,6 +154,9 @@ describe("cluster routing", () => {
       await assert.rejects(c.multi().set("a", 1).set("b", 1).exec(), /different slots/);
       await assert.rejects(c.watch("a", "b"), /different slots/);
       await assert.rejects(c.sendCommand(["SUNION", "a", "b"]), TypeError);
+      await assert.rejects(c.sendCommand(["READONLY"]), /readFrom/);
+      await assert.rejects(c.sendCommand(["asking"]), TypeError);
+      await assert.rejects(c.sendCommand(["MULTI"]), TypeError);
       assert.deepEqual(c.stats().moved, 0);
     });
     await withClient(async (c) => {
