@@ -85,9 +85,12 @@ export interface DiscoveredMaster {
 /** A failure's short description (its message, never a password: none is put in). */
 function reason(e: unknown): string {
   if (e instanceof Error) {
-    // "Cannot connect to "h:p": connection refused" -> keep the detail after the endpoint.
-    const m = /^Cannot connect to "[^"]*": (.*)$/.exec(e.message);
-    return m ? m[1]! : e.message;
+    // The endpoint is already named: keep what happened.
+    const m = /^Cannot connect to "[^"]*": (.*)$/s.exec(e.message);
+    if (m) return m[1]!;
+    const a = /^Cannot authenticate to "[^"]*"( as "[^"]*")?: (.*)$/s.exec(e.message);
+    if (a) return `cannot authenticate${a[1] ?? ""}: ${a[2]}`;
+    return e.message;
   }
   return String(e);
 }
@@ -180,7 +183,7 @@ export async function discoverMaster(ctx: DiscoveryContext): Promise<DiscoveredM
   }
   const what = tried.length === 0
     ? "no sentinel configured"
-    : unknown === tried.length
+    : unknown > 0 && unknown + down === tried.length
     ? `no sentinel knows the master name "${name}"`
     : down === tried.length
     ? `no sentinel answered for "${name}"`
@@ -267,7 +270,7 @@ export async function discoverReplicas(
   }
   const what = tried.length === 0
     ? "no sentinel configured"
-    : unknown === tried.length
+    : unknown > 0 && unknown + down === tried.length
     ? `no sentinel knows the master name "${name}"`
     : down === tried.length
     ? `no sentinel answered for "${name}"`
