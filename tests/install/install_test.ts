@@ -166,6 +166,16 @@ console.log(text, bytes, wrong, ReplyError, RespDecoder);
 await client.close();
 `,
     );
+    // Every entry's declarations, checked without skipLibCheck.
+    const config = JSON.parse(readFileSync(join(root, "deno.json"), "utf8"));
+    writeFileSync(
+      join(npmProject, "entries.ts"),
+      Object.keys(config.exports).map((key, i) =>
+        `import * as e${i} from "@edge/redis${
+          key === "." ? "" : key.slice(1)
+        }";\nconsole.log(e${i});`
+      ).join("\n") + "\n",
+    );
     writeFileSync(
       join(npmProject, "tsconfig.json"),
       JSON.stringify({
@@ -179,7 +189,7 @@ await client.close();
           lib: ["esnext", "dom"],
           types: [],
         },
-        files: ["consumer.ts"],
+        files: ["consumer.ts", "entries.ts"],
       }),
     );
     await timed(
