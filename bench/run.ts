@@ -149,6 +149,7 @@ function parseArgs(argv: string[]): Options {
   --duration ms      measured time per run (default 1500)
   --warmup ms        warmup per run, same process, not measured (default 400)
   --npx              start every worker through npx instead of the resolved runtime binary
+  --no-cluster       skip the cluster workloads (bench/cluster.ts, also skipped with --only)
   --out dir          results directory (default bench/results)`,
     );
     Deno.exit(0);
@@ -862,6 +863,23 @@ async function main(): Promise<void> {
   console.error(
     `bench: wrote ${relative(rootDir, join(opts.out, "latest.md"))} and latest.json`,
   );
+  if (!opts.only && !Deno.args.includes("--no-cluster")) {
+    // The cluster workloads (bench/cluster.ts) start their own 3-primary cluster.
+    const r = spawnSync(Deno.execPath(), [
+      "run",
+      "-A",
+      join(benchDir, "cluster.ts"),
+      "--rounds",
+      String(opts.rounds),
+      "--duration",
+      String(opts.duration),
+      "--warmup",
+      String(opts.warmup),
+      "--out",
+      join(opts.out, "cluster.md"),
+    ], { stdio: "inherit", cwd: rootDir });
+    if (r.status !== 0) console.error("bench: the cluster workloads failed");
+  }
 }
 
 if (import.meta.main) await main();
