@@ -71,31 +71,33 @@ describe("cluster failover under load", () => {
     cluster = undefined;
   });
 
-  it("follows a CLUSTER FAILOVER with zero failed commands", async () => {
-    const c = cluster!;
-    const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
-    const load = startLoad(client as unknown as RedisClient, 16, "fo");
-    try {
-      await sleep(300);
-      const primary = c.nodeForSlot(keySlot("fo:ctr:0"));
-      const promoted = await c.failover(primary);
-      await sleep(300);
-      const stats = await load.stop();
-      assert.deepEqual(stats.errors, []);
-      assert.equal(stats.failed, 0);
-      await assertCounters(client as unknown as RedisClient, stats, "fo");
-      assert.equal(client.nodeForSlot(keySlot("fo:ctr:0")), `127.0.0.1:${promoted.port}`);
-      console.log(
-        `CLUSTER FAILOVER, 16 workers: ${stats.ok} commands, 0 failed, ${
-          JSON.stringify(client.stats())
-        }`,
-      );
-    } finally {
-      await load.stop();
-      await client.close();
-    }
-    await assertNoLeaks();
-  });
+  for (const workers of [16, 64]) {
+    it(`follows a CLUSTER FAILOVER under ${workers} workers with zero failed commands`, async () => {
+      const c = cluster!;
+      const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
+      const load = startLoad(client as unknown as RedisClient, workers, "fo");
+      try {
+        await sleep(300);
+        const primary = c.nodeForSlot(keySlot("fo:ctr:0"));
+        const promoted = await c.failover(primary);
+        await sleep(300);
+        const stats = await load.stop();
+        assert.deepEqual(stats.errors, []);
+        assert.equal(stats.failed, 0);
+        await assertCounters(client as unknown as RedisClient, stats, "fo");
+        assert.equal(client.nodeForSlot(keySlot("fo:ctr:0")), `127.0.0.1:${promoted.port}`);
+        console.log(
+          `CLUSTER FAILOVER, ${workers} workers: ${stats.ok} commands, 0 failed, ${
+            JSON.stringify(client.stats())
+          }`,
+        );
+      } finally {
+        await load.stop();
+        await client.close();
+      }
+      await assertNoLeaks();
+    });
+  }
 
   it("survives a SIGKILL of a primary: only commands in flight there fail", async () => {
     const c = cluster!;
