@@ -455,6 +455,21 @@ describe("client-side cache", () => {
     await assertNoLeaks();
   });
 
+  it("a key's expiry reaches the cache when the server expires it", async () => {
+    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const w = new RedisClient({ url: server.url });
+    await c.ping();
+    await w.set("exp:k", "v", { px: 100 });
+    assert.equal(await c.get("exp:k"), "v");
+    assert.equal(await c.get("exp:k"), "v");
+    assert.equal(stats(c).entries, 1);
+    // The server's active expiry deletes the key and sends the invalidation.
+    await until(() => stats(c).entries === 0, "the expiry's invalidation");
+    assert.equal(await c.get("exp:k"), null);
+    await Promise.all([c.close(), w.close()]);
+    await assertNoLeaks();
+  });
+
   it("a FLUSHALL by another client (null invalidation) drops everything", async () => {
     const c = new RedisClient({ url: server.url, clientSideCache: {} });
     const w = new RedisClient({ url: server.url });
