@@ -1,5 +1,4 @@
 // Runs the periodic health checks of one database on its own timer.
-import { startTimer, stopTimer } from "../_resources.ts";
 import type { Database } from "./database.ts";
 import { type HealthCheckResult, runHealthCheck } from "./health_check.ts";
 
@@ -8,7 +7,7 @@ export class HealthMonitor {
   readonly #onResult: (db: Database, result: HealthCheckResult) => void;
   readonly #shouldRun: () => boolean;
   readonly #ac = new AbortController();
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: unknown;
   #running: Promise<HealthCheckResult> | undefined;
   #stopped = false;
   #scheduled = false;
@@ -32,8 +31,9 @@ export class HealthMonitor {
 
   #schedule(ms: number): void {
     if (this.#stopped || !this.#scheduled) return;
-    stopTimer(this.#timer);
-    this.#timer = startTimer(() => {
+    const clock = this.#db.clock;
+    clock.clearTimer(this.#timer);
+    this.#timer = clock.setTimer(() => {
       this.#timer = undefined;
       if (this.#stopped) return;
       if (!this.#shouldRun()) {
@@ -62,6 +62,7 @@ export class HealthMonitor {
       { database: db.name, endpoint: db.config.endpoint, client },
       hc,
       this.#ac.signal,
+      db.clock,
     ).then((r) => {
       // A result about a client replaced meanwhile (or a stopped monitor) says nothing.
       if (!this.#stopped && db.client === client) this.#onResult(db, r);
@@ -75,7 +76,7 @@ export class HealthMonitor {
 
   stop(): void {
     this.#stopped = true;
-    stopTimer(this.#timer);
+    this.#db.clock.clearTimer(this.#timer);
     this.#timer = undefined;
     this.#ac.abort();
   }

@@ -5,6 +5,7 @@
  */
 
 import type { RedisClientOptions } from "../client/options.ts";
+import { systemClock } from "../_clock.ts";
 import { parseRedisUrl } from "../client/options.ts";
 import type { DatabaseClientFactory, DatabaseClientOptions } from "./database_client.ts";
 import {
@@ -240,6 +241,34 @@ export interface MultiDbClientOptions extends Omit<RedisClientOptions, "url" | "
    * @default {createDatabaseClient: a RedisClient}
    */
   createClient?: DatabaseClientFactory;
+  /**
+   * Time source and timers of the failover logic (breakers, health checks, grace periods,
+   * failback); tests drive it by hand.
+   * @default {the system clock}
+   */
+  clock?: MultiDbClock;
+}
+
+/**
+ * The time source and one-shot timers of a {@linkcode MultiDbClient}.
+ *
+ * @example
+ * ```ts
+ * import type { MultiDbClock } from "@edge/redis/multi-db";
+ * const clock: MultiDbClock = {
+ *   now: () => Date.now(),
+ *   setTimer: (fn, ms) => setTimeout(fn, ms),
+ *   clearTimer: (id) => clearTimeout(id as number),
+ * };
+ * ```
+ */
+export interface MultiDbClock {
+  /** The current time, in ms. */
+  now(): number;
+  /** Calls `fn` once after `ms` ms; returns a handle for `clearTimer`. */
+  setTimer(fn: () => void, ms: number): unknown;
+  /** Cancels a timer; ignores `undefined` and fired timers. */
+  clearTimer(id: unknown): void;
 }
 
 /** @internal A database's settings with every default applied. */
@@ -267,6 +296,7 @@ export interface ResolvedMultiDbOptions {
   retryOnFailover: boolean;
   createClient: DatabaseClientFactory | undefined;
   clientOptions: RedisClientOptions;
+  clock: MultiDbClock;
 }
 
 /** The defaults (Jedis, redis-py, go-redis and node-redis agree on them). */
@@ -390,8 +420,16 @@ export function resolveMultiDbOptions(o: MultiDbClientOptions): ResolvedMultiDbO
     initializationPolicy: _ip,
     retryOnFailover: _rof,
     createClient: _cc,
+    clock: _clock,
     ...clientOptions
   } = o;
+  const clock = o.clock ?? systemClock;
+  if (
+    typeof clock !== "object" || clock === null || typeof clock.now !== "function" ||
+    typeof clock.setTimer !== "function" || typeof clock.clearTimer !== "function"
+  ) {
+    throw new TypeError("Cannot use clock: expected { now, setTimer, clearTimer }");
+  }
   return {
     failureDetector: {
       slidingWindowMs: num(
@@ -476,6 +514,7 @@ export function resolveMultiDbOptions(o: MultiDbClientOptions): ResolvedMultiDbO
     retryOnFailover: o.retryOnFailover ?? d.retryOnFailover,
     createClient: o.createClient,
     clientOptions,
+    clock,
   };
 }
 

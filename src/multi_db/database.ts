@@ -6,7 +6,7 @@
  */
 
 import type { CircuitState } from "../resilience/circuit_breaker.ts";
-import type { ResolvedDatabaseConfig, ResolvedMultiDbOptions } from "./config.ts";
+import type { MultiDbClock, ResolvedDatabaseConfig, ResolvedMultiDbOptions } from "./config.ts";
 import {
   createDatabaseClient,
   type DatabaseClient,
@@ -67,6 +67,7 @@ export class Database {
   lastSuccessAt = 0;
   /** Order of configuration (ties between equal weights). */
   readonly order: number;
+  readonly clock: MultiDbClock;
   readonly #factory: DatabaseClientFactory;
   readonly #onEvent: (db: Database, type: "maintenance" | "handoff", detail: unknown) => void;
   #maintenanceUntil = 0;
@@ -83,6 +84,8 @@ export class Database {
     this.weight = config.weight;
     this.order = order;
     this.#factory = top.createClient ?? createDatabaseClient;
+    const clock = top.clock;
+    this.clock = clock;
     this.#onEvent = onEvent;
     this.health = config.healthCheck === undefined ? "healthy" : "unknown";
     const fd = top.failureDetector;
@@ -96,6 +99,7 @@ export class Database {
       openDuration: Math.max(1, top.gracePeriod),
       halfOpenMaxCalls: 1,
       name: config.name,
+      clock: { now: () => clock.now() },
     }, () => this.inMaintenance());
     this.client = this.#create();
   }
@@ -104,7 +108,7 @@ export class Database {
     const client = this.#factory(this.config.clientOptions);
     const listener = (e: Event) => {
       const type = e.type as "maintenance" | "handoff";
-      if (type === "handoff") this.#maintenanceUntil = Date.now() + HANDOFF_SETTLE_MS;
+      if (type === "handoff") this.#maintenanceUntil = this.clock.now() + HANDOFF_SETTLE_MS;
       this.#onEvent(this, type, (e as CustomEvent).detail);
     };
     client.addEventListener("maintenance", listener);
@@ -136,7 +140,7 @@ export class Database {
   }
 
   /** Whether it is inside an announced maintenance window (see the failure detector's rule). */
-  inMaintenance(now: number = Date.now()): boolean {
+  inMaintenance(now: number = this.clock.now()): boolean {
     if (now < this.#maintenanceUntil) return true;
     const s = this.client.maintenanceState?.();
     if (s === undefined) return false;
@@ -147,20 +151,20 @@ export class Database {
   }
 
   /** Whether it may become the active database: healthy, breaker not open, out of grace. */
-  usable(now: number = Date.now()): boolean {
+  usable(now: number = this.clock.now()): boolean {
     if (this.health !== "healthy" || now < this.graceUntil) return false;
     const c = this.circuit;
     return c === "closed" || c === "half-open";
   }
 
   /** Holds it out of use for `ms` (its breaker forced open). */
-  hold(ms: number, now: number = Date.now()): void {
+  hold(ms: number, now: number = this.clock.now()): void {
     if (ms <= 0) return;
     this.graceUntil = Math.max(this.graceUntil, now + ms);
     this.detector.breaker.forceOpen(Math.max(1, this.graceUntil - now));
   }
 
-  info(active: boolean, now: number = Date.now()): DatabaseInfo {
+  info(active: boolean, now: number = this.clock.now()): DatabaseInfo {
     return {
       name: this.name,
       endpoint: this.config.endpoint ? { ...this.config.endpoint } : undefined,

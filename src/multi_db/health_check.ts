@@ -5,7 +5,7 @@
  * @module
  */
 
-import { startTimer, stopTimer } from "../_resources.ts";
+import { type Clock, systemClock } from "../_clock.ts";
 import type { DatabaseClient } from "./database_client.ts";
 
 /** How the probes of one health check are judged. */
@@ -139,14 +139,15 @@ export async function runHealthCheck(
   target: Omit<HealthCheckTarget, "signal" | "timeout">,
   settings: ProbeSettings,
   signal: AbortSignal,
+  clock: Pick<Clock, "setTimer" | "clearTimer"> = systemClock,
 ): Promise<HealthCheckResult> {
   let passed = 0;
   let failed = 0;
   let error: string | undefined;
   for (let i = 0; i < settings.probes; i++) {
     if (signal.aborted) return { healthy: false, error: "the client is closed" };
-    if (i > 0 && settings.probeDelay > 0) await delay(settings.probeDelay, signal);
-    const r = await probe(strategy, target, settings.timeout, signal);
+    if (i > 0 && settings.probeDelay > 0) await delay(settings.probeDelay, signal, clock);
+    const r = await probe(strategy, target, settings.timeout, signal, clock);
     if (r === true) passed++;
     else {
       failed++;
@@ -164,6 +165,7 @@ function probe(
   target: Omit<HealthCheckTarget, "signal" | "timeout">,
   timeout: number,
   outer: AbortSignal,
+  clock: Pick<Clock, "setTimer" | "clearTimer">,
 ): Promise<boolean | string> {
   const ac = new AbortController();
   const onAbort = () => ac.abort(outer.reason);
@@ -173,13 +175,13 @@ function probe(
     const finish = (v: boolean | string) => {
       if (done) return;
       done = true;
-      stopTimer(timer);
+      clock.clearTimer(timer);
       outer.removeEventListener("abort", onAbort);
       if (!ac.signal.aborted) ac.abort();
       resolve(v);
     };
     const timer = timeout > 0
-      ? startTimer(() => finish(`no answer within ${timeout} ms`), timeout)
+      ? clock.setTimer(() => finish(`no answer within ${timeout} ms`), timeout)
       : undefined;
     ac.signal.addEventListener("abort", () => finish("the check was aborted"), { once: true });
     let p: Promise<boolean>;
@@ -193,14 +195,18 @@ function probe(
   });
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
+function delay(
+  ms: number,
+  signal: AbortSignal,
+  clock: Pick<Clock, "setTimer" | "clearTimer">,
+): Promise<void> {
   return new Promise((resolve) => {
-    const t = startTimer(() => {
+    const t = clock.setTimer(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
-      stopTimer(t);
+      clock.clearTimer(t);
       resolve();
     };
     signal.addEventListener("abort", onAbort, { once: true });

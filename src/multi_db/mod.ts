@@ -38,6 +38,7 @@ export {
   type InitializationPolicy,
   MULTI_DB_DEFAULTS,
   type MultiDbClientOptions,
+  type MultiDbClock,
   type SwitchReason,
 } from "./config.ts";
 export {

@@ -16,7 +16,6 @@ import type { QueuedCommand } from "../client/pipeline.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
-import { startTimer, stopTimer } from "../_resources.ts";
 import {
   checkWeight,
   type DatabaseConfig,
@@ -178,7 +177,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   readonly #subs = new Set<MultiDbSubscription>();
   readonly #executor: CommandExecutor;
   readonly #sleeps = new Set<
-    { timer: ReturnType<typeof setTimeout>; reject: (e: Error) => void }
+    { timer: unknown; reject: (e: Error) => void }
   >();
   readonly #closing = new Set<Promise<void>>();
   #order = 0;
@@ -187,7 +186,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   #initialized = false;
   #closed = false;
   #switching: Promise<void> | undefined;
-  #failbackTimer: ReturnType<typeof setTimeout> | undefined;
+  #failbackTimer: unknown;
   #attempts = 0;
   #lastAttemptAt = -Infinity;
   #noTargetLoggedAt = -Infinity;
@@ -216,7 +215,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       record: (db, e) => this.#record(db, e),
       success: (db) => {
         db.detector.success();
-        db.lastSuccessAt = Date.now();
+        db.lastSuccessAt = this.#o.clock.now();
       },
       current: () => this.#active,
       sleep: (ms) => this.#sleep(ms),
@@ -269,7 +268,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * ```
    */
   databases(): DatabaseInfo[] {
-    const now = Date.now();
+    const now = this.#o.clock.now();
     return this.#dbs.map((d) => d.info(d === this.#active, now));
   }
 
@@ -337,7 +336,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
       }
     });
     if (this.#closed) throw new ClosedError("Cannot connect: the client is closed");
-    const target = selectFailoverTarget(this.#candidates(Date.now()));
+    const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()));
     if (target === undefined) {
       throw new ConnectionError("Cannot connect: no database is usable");
     }
@@ -442,12 +441,12 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     for (;;) {
       if (this.#closed) return false;
       const target = selectFailoverTarget(
-        this.#candidates(Date.now()).filter((c) => !tried.has(c.db)),
+        this.#candidates(this.#o.clock.now()).filter((c) => !tried.has(c.db)),
         from?.name,
       );
       if (target === undefined) {
         // Every command asks while nothing is usable: say it once a second at most.
-        const now = Date.now();
+        const now = this.#o.clock.now();
         if (now - this.#noTargetLoggedAt >= 1000) {
           this.#noTargetLoggedAt = now;
           this.#logger.warn(
@@ -517,8 +516,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
 
   #armFailback(): void {
     if (!this.#o.failbackSupported || this.#closed) return;
-    stopTimer(this.#failbackTimer);
-    this.#failbackTimer = startTimer(() => {
+    this.#o.clock.clearTimer(this.#failbackTimer);
+    this.#failbackTimer = this.#o.clock.setTimer(() => {
       this.#failbackTimer = undefined;
       this.#failbackCheck();
       this.#armFailback();
@@ -528,7 +527,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   #failbackCheck(): void {
     if (this.#closed || this.#switching || !this.#initialized) return;
     const active = this.#active;
-    const candidates = this.#candidates(Date.now());
+    const candidates = this.#candidates(this.#o.clock.now());
     const current = candidates.find((c) => c.db === active);
     const target = selectFailbackTarget(candidates, current);
     if (target === undefined) return;
@@ -560,7 +559,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   }
 
   #unavailable(): ConnectionError {
-    const now = Date.now();
+    const now = this.#o.clock.now();
     const max = this.#o.maxNumFailoverAttempts;
     if (now - this.#lastAttemptAt >= this.#o.delayInBetweenFailoverAttempts) {
       this.#attempts++;
@@ -592,7 +591,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const entry = {
-        timer: startTimer(() => {
+        timer: this.#o.clock.setTimer(() => {
           this.#sleeps.delete(entry);
           resolve();
         }, ms),
@@ -650,7 +649,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     await this.#ensureInit();
     while (this.#switching) await this.#switching.catch(() => {});
     await this.#switchTo(db, "FORCED", false);
-    const now = Date.now();
+    const now = this.#o.clock.now();
     for (const d of this.#dbs) if (d !== db) d.hold(durationMs, now);
   }
 
@@ -688,8 +687,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     }
     while (this.#switching) await this.#switching.catch(() => {});
     if (db === this.#active) {
-      const target = selectFailoverTarget(this.#candidates(Date.now()), db.name) ??
-        this.#candidates(Date.now()).filter((c) => c.db !== db)
+      const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()), db.name) ??
+        this.#candidates(this.#o.clock.now()).filter((c) => c.db !== db)
           .sort((a, b) => b.weight - a.weight)[0];
       await this.#switchTo(target!.db, "FORCED", false);
     }
@@ -911,11 +910,11 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    stopTimer(this.#failbackTimer);
+    this.#o.clock.clearTimer(this.#failbackTimer);
     this.#failbackTimer = undefined;
     for (const m of this.#monitors.values()) m.stop();
     for (const s of this.#sleeps) {
-      stopTimer(s.timer);
+      this.#o.clock.clearTimer(s.timer);
       s.reject(new ClosedError("Cannot retry the command: the client is closed"));
     }
     this.#sleeps.clear();
@@ -988,7 +987,8 @@ function skipIdleCheck(
   interval: number,
   checkActive: "always" | "idle" | undefined,
 ): boolean {
-  return db === active && checkActive === "idle" && Date.now() - db.lastSuccessAt < interval;
+  return db === active && checkActive === "idle" &&
+    db.clock.now() - db.lastSuccessAt < interval;
 }
 
 /** What makes two databases the same: their endpoint (or cluster seed list). */
