@@ -150,6 +150,7 @@ function parseArgs(argv: string[]): Options {
   --warmup ms        warmup per run, same process, not measured (default 400)
   --npx              start every worker through npx instead of the resolved runtime binary
   --no-cluster       skip the cluster workloads (bench/cluster.ts, also skipped with --only)
+  --no-cache         skip the client-side cache workload (bench/client_side_cache.ts, also with --only)
   --out dir          results directory (default bench/results)`,
     );
     Deno.exit(0);
@@ -879,6 +880,23 @@ async function main(): Promise<void> {
       join(opts.out, "cluster.md"),
     ], { stdio: "inherit", cwd: rootDir });
     if (r.status !== 0) console.error("bench: the cluster workloads failed");
+  }
+  if (!opts.only && !Deno.args.includes("--no-cache")) {
+    // Cached GET (ours cached / uncached, node-redis cached) on its own redis-server.
+    const r = spawnSync(Deno.execPath(), [
+      "run",
+      "-A",
+      join(benchDir, "client_side_cache.ts"),
+      "--rounds",
+      String(opts.rounds),
+      "--duration",
+      String(opts.duration),
+      "--warmup",
+      String(opts.warmup),
+      "--out",
+      opts.out,
+    ], { stdio: "inherit", cwd: rootDir });
+    if (r.status !== 0) console.error("bench: the client-side cache workload failed");
   }
 }
 
