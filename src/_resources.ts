@@ -1,9 +1,18 @@
 // Counts of the timers and sockets the client holds open, so tests can assert that closing a
-// client releases everything (Deno's leak sanitizers are off under node:test).
+// client releases everything (Deno's leak sanitizers are off under node:test). Off unless a test
+// switches it on with trackResources(): in production startTimer is exactly setTimeout.
 const counts = { timers: 0, sockets: 0 };
+let on = false;
+const live = new Set<ReturnType<typeof setTimeout>>();
 
-/** A `setTimeout` that is counted until it fires or is cleared. */
+/** Test switch: counts timers and sockets from now on (tests/_helpers/leaks.ts calls it). */
+export function trackResources(): void {
+  on = true;
+}
+
+/** A `setTimeout` that, while tracking, is counted until it fires or is cleared. */
 export function startTimer(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
+  if (!on) return setTimeout(fn, ms);
   counts.timers++;
   const id = setTimeout(() => {
     if (live.delete(id)) counts.timers--;
@@ -13,8 +22,6 @@ export function startTimer(fn: () => void, ms: number): ReturnType<typeof setTim
   return id;
 }
 
-const live = new Set<ReturnType<typeof setTimeout>>();
-
 /** Clears a timer from {@linkcode startTimer}; ignores `undefined` and fired timers. */
 export function stopTimer(id: ReturnType<typeof setTimeout> | undefined): void {
   if (id === undefined) return;
@@ -22,12 +29,12 @@ export function stopTimer(id: ReturnType<typeof setTimeout> | undefined): void {
   if (live.delete(id)) counts.timers--;
 }
 
-/** Marks a socket opened (+1) or closed (-1). */
+/** Marks a socket opened (+1) or closed (-1), while tracking. */
 export function countSocket(delta: 1 | -1): void {
-  counts.sockets += delta;
+  if (on) counts.sockets += delta;
 }
 
-/** The number of live timers and sockets of every client in this process. */
+/** The number of live timers and sockets of every client in this process (0 unless tracking). */
 export function openResources(): { timers: number; sockets: number } {
   return { ...counts };
 }

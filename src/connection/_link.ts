@@ -23,12 +23,16 @@ export class Link {
   probe: string | undefined;
   /** Resolvers waiting for the in-flight queue to empty (a handoff's drain). */
   drained: (() => void)[] | undefined;
+  readonly transport: Transport;
+  readonly endpoint: Endpoint;
   constructor(
-    readonly transport: Transport,
-    readonly endpoint: Endpoint,
+    transport: Transport,
+    endpoint: Endpoint,
     onReply: (link: Link, value: RespValue) => void,
     onPush: (link: Link, frame: RespValue[]) => void,
   ) {
+    this.transport = transport;
+    this.endpoint = endpoint;
     this.decoder = new RespDecoder({
       onReply: (value) => onReply(this, value),
       onPush: (frame) => onPush(this, frame),

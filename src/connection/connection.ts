@@ -255,7 +255,7 @@ export function encodedBytes(args: RedisArgument[]): number {
  * wait for the next socket (bounded), commands written but unanswered fail with
  * `ConnectionError` and are never sent twice.
  *
- * This is the building block of every client kind; applications use `RedisClient`.
+ * This is the building block of every client kind (internal); applications use `RedisClient`.
  *
  * States:
  *
@@ -280,7 +280,9 @@ export function encodedBytes(args: RedisArgument[]): number {
  *
  * @example
  * ```ts ignore
- * import { Connection } from "@edge/redis/connection";
+ * const conn = new Connection({ endpoint: { host: "127.0.0.1", port: 6379 }, ...settings });
+ * await conn.send(["SET", "k", "v"], undefined, 0);
+ * await conn.close();
  * ```
  */
 export class Connection {

@@ -2,7 +2,10 @@
 // compared with the baseline taken before the test (beforeEach(markLeakBaseline)), so a test
 // that failed half-way and left a client open does not fail the tests after it.
 import assert from "node:assert/strict";
-import { openResources } from "../../src/_resources.ts";
+import { openResources, trackResources } from "../../src/_resources.ts";
+
+// Every test that asserts leaks imports this file before it creates a client.
+trackResources();
 
 let baseline = { timers: 0, sockets: 0 };
 
