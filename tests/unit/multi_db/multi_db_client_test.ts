@@ -1,0 +1,203 @@
+// MultiDbClient's timing rules with the reference defaults, on a manual clock and in-memory
+// database clients: health-check failover, grace period, failback interval, failover attempts.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type DatabaseClient,
+  type DatabaseClientOptions,
+  MultiDbClient,
+  type MultiDbClientOptions,
+  PermanentlyUnavailableError,
+  type SwitchEventDetail,
+  TemporarilyUnavailableError,
+} from "../../../src/multi_db/mod.ts";
+import { ConnectionError } from "../../../src/errors.ts";
+import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
+import { ManualClock } from "../connection/_manual_clock.ts";
+
+/** An in-memory server: up or down, a few commands. */
+class FakeServer {
+  up = true;
+  readonly data = new Map<string, string>();
+  commands = 0;
+  answer(args: RedisArgument[]): Promise<RespValue> {
+    this.commands++;
+    if (!this.up) {
+      return Promise.reject(
+        new ConnectionError("Cannot get the reply: the connection was lost", { written: true }),
+      );
+    }
+    const [name, key, value] = args.map(String);
+    switch (name!.toUpperCase()) {
+      case "PING":
+        return Promise.resolve("PONG");
+      case "SET":
+        this.data.set(key!, value!);
+        return Promise.resolve("OK");
+      case "GET":
+        return Promise.resolve(this.data.get(key!) ?? null);
+      case "INCR": {
+        const n = Number(this.data.get(key!) ?? 0) + 1;
+        this.data.set(key!, String(n));
+        return Promise.resolve(n);
+      }
+      default:
+        return Promise.reject(new Error(`fake: ${name} not supported`));
+    }
+  }
+}
+
+function fakeFactory(servers: Map<string, FakeServer>) {
+  return (o: DatabaseClientOptions): DatabaseClient => {
+    const server = servers.get(o.url!)!;
+    const unused = () => Promise.reject(new Error("fake: unused"));
+    return {
+      _run: (args, transform) => server.answer(args).then((r) => (transform ? transform(r) : r)),
+      sendCommand: (args) => server.answer(args),
+      multi: () => {
+        throw new Error("fake: unused");
+      },
+      watch: unused,
+      subscribe: () => Promise.resolve({ unsubscribe: () => Promise.resolve() }),
+      psubscribe: unused,
+      ssubscribe: unused,
+      close: () => Promise.resolve(),
+      addEventListener: () => {},
+      removeEventListener: () => {},
+    };
+  };
+}
+
+function setup(extra: Partial<MultiDbClientOptions> = {}) {
+  const clock = new ManualClock(0);
+  const a = new FakeServer();
+  const b = new FakeServer();
+  const servers = new Map([["redis://a:1", a], ["redis://b:1", b]]);
+  const client = new MultiDbClient({
+    databases: [
+      { url: "redis://a:1", name: "a", weight: 2 },
+      { url: "redis://b:1", name: "b", weight: 1 },
+    ],
+    createClient: fakeFactory(servers),
+    clock,
+    ...extra,
+  });
+  const seen: (SwitchEventDetail & { at: number })[] = [];
+  client.addEventListener("switch", (e) => seen.push({ ...e.detail, at: clock.now() }));
+  return { clock, a, b, client, seen };
+}
+
+describe("MultiDbClient timing with the reference defaults (manual clock)", () => {
+  it("health check every 5 s, failover on its failure, failback at the 120 s check after the 60 s grace", async () => {
+    const { clock, a, client, seen } = setup();
+    const connecting = client.connect();
+    await clock.advance(1000); // the first check: 3 probes 500 ms apart
+    await connecting;
+    assert.equal(client.activeDatabase, "a");
+    await clock.advance(2000);
+    a.up = false;
+    await clock.advance(2999);
+    assert.equal(seen.length, 0, "no check before 5 s after the last");
+    await clock.advance(1); // the check at 6 s fails at its first probe
+    assert.deepEqual(seen.map((s) => [s.from, s.to, s.reason, s.at]), [
+      ["a", "b", "HEALTH_CHECK", 6000],
+    ]);
+    assert.equal(await client.incr("n"), 1, "b serves");
+    a.up = true;
+    await clock.advance(10_000); // a healthy again, but held until 66 s
+    assert.equal(client.databases()[0]!.health, "healthy");
+    assert.equal(client.databases()[0]!.graceUntil, 66_000);
+    assert.equal(client.databases()[0]!.circuit, "forced-open");
+    await clock.advance(100_000); // 116 s: the first failback check is at 121 s
+    assert.equal(seen.length, 1);
+    await clock.advance(5_000);
+    assert.deepEqual(seen.map((s) => [s.to, s.reason, s.at]), [
+      ["b", "HEALTH_CHECK", 6000],
+      ["a", "FAILBACK", 121_000],
+    ]);
+    await client.close();
+  });
+
+  it("no healthy database: 10 attempts 12 s apart fail temporarily, then permanently; recovers", async () => {
+    const { clock, a, b, client, seen } = setup();
+    const connecting = client.connect();
+    await clock.advance(1000);
+    await connecting;
+    a.up = false;
+    b.up = false;
+    await clock.advance(5000);
+    assert.ok(client.databases().every((d) => d.health === "unhealthy"));
+    const attempt = async () => {
+      const e = await client.get("k").then(() => undefined, (x) => x);
+      assert.ok(e instanceof ConnectionError, String(e));
+      return e;
+    };
+    const messages: string[] = [];
+    for (let i = 1; i <= 10; i++) {
+      const e = await attempt();
+      assert.ok(e instanceof TemporarilyUnavailableError, `attempt ${i}: ${e}`);
+      messages.push(e.message.replace(/ \(.*$/, ""));
+      // Within the delay, the same attempt is reported again.
+      const again = await attempt();
+      assert.match(again.message, new RegExp(`failover attempt ${i} of 10`));
+      await clock.advance(12_000);
+    }
+    assert.equal(
+      messages[0],
+      "Cannot send the command: no healthy database, failover attempt 1 of 10",
+    );
+    assert.equal(
+      messages[9],
+      "Cannot send the command: no healthy database, failover attempt 10 of 10",
+    );
+    const perm = await attempt();
+    assert.ok(perm instanceof PermanentlyUnavailableError, String(perm));
+    assert.match(perm.message, /no healthy database after 10 failover attempts/);
+    b.up = true;
+    await clock.advance(6000); // b's next check passes: it takes over
+    // Whether a or b failed its check first, b took over once, for a health check.
+    assert.deepEqual(seen.map((s) => [s.from, s.to, s.reason]), [["a", "b", "HEALTH_CHECK"]]);
+    assert.equal(client.activeDatabase, "b");
+    assert.equal(await client.set("k", "v"), "OK");
+    await client.close();
+  });
+
+  it("the breaker opens on the 1000th failure at a 10 % rate within 2 s, not before", async () => {
+    const { clock, a, client, seen } = setup({
+      healthCheck: { interval: 3_600_000 },
+      commandRetry: { maxAttempts: 1 },
+    });
+    const connecting = client.connect();
+    await clock.advance(1000);
+    await connecting;
+    for (let i = 0; i < 9000; i++) await client.incr("n");
+    a.up = false;
+    for (let i = 0; i < 999; i++) {
+      await assert.rejects(client.incr("n"), ConnectionError);
+    }
+    assert.equal(seen.length, 0, "999 failures are not enough");
+    assert.equal(client.databases()[0]!.circuit, "closed");
+    await assert.rejects(client.incr("n"), ConnectionError); // 1000 of 10 000: 10 %
+    assert.deepEqual(seen.map((s) => [s.from, s.to, s.reason]), [["a", "b", "CIRCUIT_BREAKER"]]);
+    assert.equal(client.databases()[0]!.circuit, "forced-open");
+    assert.equal(await client.incr("n"), 1, "b serves");
+    await client.close();
+  });
+
+  it("failures older than the 2 s window do not count", async () => {
+    const { clock, a, client, seen } = setup({
+      healthCheck: { interval: 3_600_000 },
+      commandRetry: { maxAttempts: 1 },
+    });
+    const connecting = client.connect();
+    await clock.advance(1000);
+    await connecting;
+    a.up = false;
+    for (let i = 0; i < 999; i++) await assert.rejects(client.incr("n"), ConnectionError);
+    await clock.advance(2000);
+    await assert.rejects(client.incr("n"), ConnectionError);
+    assert.equal(seen.length, 0);
+    assert.equal(client.databases()[0]!.circuit, "closed");
+    await client.close();
+  });
+});
