@@ -5,7 +5,13 @@
  * @module
  */
 
-import type { ConnectOptions, Connector, Transport, TransportHandlers } from "./types.ts";
+import type {
+  ConnectOptions,
+  Connector,
+  TlsOptions,
+  Transport,
+  TransportHandlers,
+} from "./types.ts";
 export type {
   ConnectOptions,
   Connector,
@@ -144,27 +150,62 @@ async function connectTcp(
   return tcp;
 }
 
+/** Deno Deploy sets this variable; its sockets may refuse plain TCP to TLS ports. */
+function onHostedPlatform(): boolean {
+  try {
+    // Asked only when granted: reading it must never prompt for a permission.
+    const query = { name: "env", variable: "DENO_DEPLOYMENT_ID" } as const;
+    if (Deno.permissions.querySync(query).state !== "granted") return false;
+    return Deno.env.get("DENO_DEPLOYMENT_ID") !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** A plain TCP connect refused by the platform (not by the peer). */
+function refusedByPlatform(e: unknown): boolean {
+  return e instanceof Deno.errors.PermissionDenied ||
+    ("NotCapable" in Deno.errors &&
+      e instanceof (Deno.errors as unknown as { NotCapable: ErrorConstructor }).NotCapable);
+}
+
+function directTls(options: ConnectOptions, tls: TlsOptions): Promise<Deno.TlsConn> {
+  const mutual = tls.cert !== undefined && tls.key !== undefined;
+  return Deno.connectTls({
+    hostname: options.host,
+    port: options.port,
+    caCerts: tls.caCerts,
+    cert: mutual ? tls.cert : undefined,
+    key: mutual ? tls.key : undefined,
+  });
+}
+
 async function connectTls(
   options: ConnectOptions,
   signal: AbortSignal | undefined,
 ): Promise<Deno.TlsConn> {
   const tls = options.tls!;
+  const sameName = tls.serverName === undefined || tls.serverName === options.host;
+  // TLS from the first byte (`Deno.connectTls`) presents a client certificate, and is what
+  // hosted platforms allow where they refuse plain TCP to port 443; but Deno sets no
+  // TCP_NODELAY on it and offers no way to, so elsewhere TCP comes first (TCP_NODELAY and
+  // keepalive set), then the upgrade, which also verifies a server name other than the host.
   const mutual = tls.cert !== undefined && tls.key !== undefined;
-  if (tls.serverName === undefined || tls.serverName === options.host) {
-    // TLS from the first byte: one call, which hosted platforms allow where they refuse plain
-    // TCP to port 443, and the one that presents a client certificate.
-    return await Deno.connectTls({
-      hostname: options.host,
-      port: options.port,
-      caCerts: tls.caCerts,
-      cert: mutual ? tls.cert : undefined,
-      key: mutual ? tls.key : undefined,
-    });
+  if (sameName && (mutual || options.port === 443 || onHostedPlatform())) {
+    return await directTls(options, tls);
   }
-  // Another name to verify: TCP first, then the upgrade, which verifies against that name.
-  const tcp = await connectTcp(options, signal);
+  let tcp: Deno.TcpConn;
   try {
-    return await Deno.startTls(tcp, { hostname: tls.serverName, caCerts: tls.caCerts });
+    tcp = await connectTcp(options, signal);
+  } catch (e) {
+    if (sameName && refusedByPlatform(e)) return await directTls(options, tls);
+    throw e;
+  }
+  try {
+    return await Deno.startTls(tcp, {
+      hostname: tls.serverName ?? options.host,
+      caCerts: tls.caCerts,
+    });
   } catch (e) {
     try {
       tcp.close();
@@ -203,12 +244,14 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
  * Deno Deploy may not). For TLS the handshake completes (and the certificate is verified) before
  * the promise resolves.
  *
- * TLS starts from the first byte with `Deno.connectTls` (hosted platforms may refuse plain TCP
- * to port 443, and only `connectTls` presents a client certificate); Deno's own socket defaults
- * apply there. With a `tls.serverName` other than `host`, the transport connects over TCP and
- * upgrades with `Deno.startTls`, which verifies against that name; the one combination Deno's
- * sockets cannot serve, a client certificate with a different `serverName`, is handed to the
- * `node:tls` transport (`nodeConnector`, built into Deno).
+ * TLS connects over TCP (so `TCP_NODELAY` and keepalive are set) and upgrades with
+ * `Deno.startTls`, which verifies against `tls.serverName` (default: `host`). It starts from the
+ * first byte with `Deno.connectTls` instead where that is needed: with a client certificate
+ * (`tls.cert`/`tls.key`; `startTls` cannot present one), to port 443 or on Deno Deploy
+ * (`DENO_DEPLOYMENT_ID`), and when the platform refuses the plain TCP connect; Deno's socket
+ * defaults apply there (no `TCP_NODELAY`). The one combination Deno's sockets cannot serve, a
+ * client certificate with a different `serverName`, is handed to the `node:tls` transport
+ * (`nodeConnector`, built into Deno).
  *
  * `options.signal` aborts the attempt: the promise rejects with its reason at once. Deno cannot
  * cut a TLS handshake short, so a socket aborted during one is closed when the handshake ends.
