@@ -311,7 +311,11 @@ export class SubscriptionManager {
     const steps: HandshakeStep[] = [];
     for (const kind of ["channel", "pattern", "shard"] as const) {
       const names = [...this.#subs[kind].keys()];
-      if (names.length > 0) {
+      if (kind === "shard") {
+        // One SSUBSCRIBE per shard channel: a cluster node refuses channels of several slots
+        // in one command (CROSSSLOT), which would fail the whole handshake.
+        for (const n of names) steps.push({ args: [COMMANDS[kind][0], n], pushes: 1 });
+      } else if (names.length > 0) {
         steps.push({ args: [COMMANDS[kind][0], ...names], pushes: names.length });
       }
     }

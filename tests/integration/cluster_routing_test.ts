@@ -251,6 +251,55 @@ describe("cluster routing", () => {
     });
   });
 
+  it("works on RESP2: topology, routing, splits, fan-out, pipelines, shard pub/sub", async () => {
+    await withClient(async (c) => {
+      assert.equal(await c.set("r2:a", "1"), "OK");
+      await assertOnOwner("r2:a");
+      assert.deepEqual(await c.mget("r2:a", "r2:b", "r2:c"), ["1", null, null]);
+      assert.equal(await c.dbsize(), 1);
+      assert.deepEqual(await c.pipeline().incr("r2:n").get("r2:a").exec(), [1, "1"]);
+      const got: string[] = [];
+      const sub = await c.ssubscribe(
+        ["r2:s1", "r2:s2", "r2:s3"],
+        (m, ch) => got.push(`${ch}=${m}`),
+      );
+      for (const ch of ["r2:s1", "r2:s2", "r2:s3"]) assert.equal(await c.spublish(ch, "x"), 1);
+      const end = Date.now() + 3000;
+      while (got.length < 3 && Date.now() < end) await sleep(10);
+      assert.deepEqual(got.sort(), ["r2:s1=x", "r2:s2=x", "r2:s3=x"]);
+      await sub.unsubscribe();
+    }, { protocol: 2 });
+  });
+
+  it("prefers replicas for reads with prefer-replica", async () => {
+    await withClient(async (c) => {
+      await c.set("pref:1", "v");
+      const owner = cluster.nodeForSlot(keySlot("pref:1"));
+      await owner.command(["WAIT", 1, 2000]);
+      const end = Date.now() + 10_000;
+      for (;;) {
+        await c.refreshTopology();
+        if (
+          c.nodes().some((n) =>
+            n.role === "replica" && n.health === "online" && n.primary === `127.0.0.1:${owner.port}`
+          )
+        ) break;
+        if (Date.now() > end) throw new Error("replica never online");
+        await owner.command(["INCR", "pref:tick"]).catch(() => {});
+        await sleep(200);
+      }
+      const replica = cluster.replicasOf(owner)[0]!;
+      const calls = async () =>
+        Number(
+          /cmdstat_get:calls=(\d+)/.exec(String(await replica.command(["INFO", "commandstats"])))
+            ?.[1] ?? 0,
+        );
+      const before = await calls();
+      for (let i = 0; i < 5; i++) assert.equal(await c.get("pref:1"), "v");
+      assert.ok((await calls()) - before >= 5);
+    }, { readFrom: "prefer-replica" });
+  });
+
   it("reads from replicas with readFrom replica, writes on primaries", async () => {
     await withClient(async (c) => {
       await c.set("rep:1", "v");
