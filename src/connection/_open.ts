@@ -50,31 +50,36 @@ function commandName(args: RedisArgument[]): string {
  * @param endpoint Where to dial.
  * @param connectTimeout Milliseconds for the socket and its handshake; 0 = none.
  * @param s The Connection's settings.
+ * @param signal Gives up the attempt (the dial included) when aborted.
  * @returns The ready link.
  */
 export function openLink(
   endpoint: Endpoint,
   connectTimeout: number,
   s: OpenSettings,
+  signal?: AbortSignal,
 ): Promise<Link> {
   const name = formatEndpoint(endpoint);
   return new Promise<Link>((resolve, reject) => {
     let settled = false;
     let link: Link | undefined;
+    // Stops the dial itself on a timeout, a close or the caller's signal.
+    const dial = new AbortController();
     const timer = connectTimeout > 0
       ? s.clock.setTimer(() => {
         if (settled) return;
         settled = true;
         s.opening.delete(fail);
+        signal?.removeEventListener("abort", onAbort);
+        const e = new TimeoutError(
+          `Cannot connect to "${name}": timed out after ${connectTimeout} ms`,
+          { written: false },
+        );
         if (link) {
           link.closed = true;
           link.transport.close();
-        }
-        reject(
-          new TimeoutError(`Cannot connect to "${name}": timed out after ${connectTimeout} ms`, {
-            written: false,
-          }),
-        );
+        } else dial.abort(e);
+        reject(e);
       }, connectTimeout)
       : undefined;
     const fail = (e: Error): void => {
@@ -82,14 +87,28 @@ export function openLink(
       settled = true;
       s.opening.delete(fail);
       s.clock.clearTimer(timer);
-      if (link && !link.closed) {
+      signal?.removeEventListener("abort", onAbort);
+      if (link === undefined) dial.abort(e);
+      else if (!link.closed) {
         link.closed = true;
         link.transport.close();
       }
       reject(e);
     };
+    const onAbort = (): void =>
+      fail(
+        new ConnectionError(`Cannot connect to "${name}": aborted`, {
+          cause: signal?.reason,
+          written: false,
+        }),
+      );
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
     s.opening.add(fail);
-    s.connector({ host: endpoint.host, port: endpoint.port, tls: s.tls }).then(
+    s.connector({ host: endpoint.host, port: endpoint.port, tls: s.tls, signal: dial.signal }).then(
       (transport: Transport) => {
         if (settled) {
           transport.close();
@@ -141,6 +160,7 @@ export function openLink(
           settled = true;
           s.opening.delete(fail);
           s.clock.clearTimer(timer);
+          signal?.removeEventListener("abort", onAbort);
           l.ready = true;
           resolve(l);
         }, fail);

@@ -398,22 +398,46 @@ export class Connection {
   /**
    * Opens the socket and runs the handshake, if not done yet.
    *
+   * @param options `signal`: gives up. An attempt this call started is stopped (the dial
+   *   included) and fails like any failed attempt; joining an attempt already in progress, only
+   *   this call stops waiting. Either way this call rejects with
+   *   `ConnectionError("Cannot connect to ...: aborted")` whose `cause` is the signal's reason.
    * @returns Resolves when ready; rejects with the connection error of this attempt.
    */
-  connect(): Promise<void> {
+  connect(options?: { signal?: AbortSignal }): Promise<void> {
     if (this.#state === STATE_READY) return Promise.resolve();
     if (this.#state >= STATE_CLOSING) {
       return Promise.reject(new ClosedError("Cannot connect: the connection is closed"));
     }
-    if (this.#connectPromise) return this.#connectPromise;
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(this.#aborted(signal));
+    if (this.#connectPromise) {
+      return signal ? this.#untilAborted(this.#connectPromise, signal) : this.#connectPromise;
+    }
     if (this.#state === STATE_WAITING) {
       this.#clock.clearTimer(this.#reconnectTimer);
       this.#reconnectTimer = undefined;
     }
-    this.#connectPromise = this.#open().finally(() => {
+    this.#connectPromise = this.#open(signal).finally(() => {
       this.#connectPromise = undefined;
     });
     return this.#connectPromise;
+  }
+
+  #aborted(signal: AbortSignal): ConnectionError {
+    return new ConnectionError(`Cannot connect to "${formatEndpoint(this.#target())}": aborted`, {
+      cause: signal.reason,
+      written: false,
+    });
+  }
+
+  /** `p`, or a rejection once `signal` aborts (the listener removed when either settles). */
+  #untilAborted(p: Promise<void>, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(this.#aborted(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+      p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
   }
 
   /**
@@ -1000,7 +1024,7 @@ export class Connection {
     }, delay);
   }
 
-  async #open(): Promise<void> {
+  async #open(signal?: AbortSignal): Promise<void> {
     this.#state = STATE_CONNECTING;
     const endpoint = this.#target();
     const moved = !sameEndpoint(endpoint, this.#endpoint);
@@ -1010,8 +1034,9 @@ export class Connection {
       const link = await this.#openLink(
         endpoint,
         moved ? ct || this.#o.connectTimeout || HANDOFF_CONNECT_MS : ct,
+        signal,
       ).catch((e) => {
-        if (moved) this.#unreachable = endpoint;
+        if (moved && !signal?.aborted) this.#unreachable = endpoint;
         throw e;
       });
       if (this.#state >= STATE_CLOSING) {
@@ -1030,7 +1055,8 @@ export class Connection {
       const err = e as Error;
       this.#lastError = err;
       if (this.#state >= STATE_CLOSING) throw err;
-      this.#o.hooks?.onError?.(err);
+      // An abort the caller asked for is not reported as an error.
+      if (!signal?.aborted) this.#o.hooks?.onError?.(err);
       if (!this.#everReady || this.#o.reconnect === false) {
         // Never connected: fail fast, queued work included.
         this.#state = STATE_IDLE;
@@ -1059,8 +1085,12 @@ export class Connection {
   }
 
   /** Opens a socket to `endpoint` and runs the handshake on it. */
-  #openLink(endpoint: Endpoint, connectTimeout = this.#connectTimeout(endpoint)): Promise<Link> {
-    return openLink(endpoint, connectTimeout, this.#openSettings);
+  #openLink(
+    endpoint: Endpoint,
+    connectTimeout = this.#connectTimeout(endpoint),
+    signal?: AbortSignal,
+  ): Promise<Link> {
+    return openLink(endpoint, connectTimeout, this.#openSettings, signal);
   }
 
   /** What opening a socket needs, created once. */
