@@ -1,4 +1,4 @@
-// The runtime transports' connect signal and unref(), against real loopback servers.
+// The transports' connect signal and unref(), and unrefTimer, against real loopback servers.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -156,4 +156,23 @@ describe(`transports' unref() (${runtime})`, () => {
       assert.equal(released, 0, "the process did not exit after unref()");
     });
   }
+});
+
+describe(`unrefTimer (${runtime})`, () => {
+  it("a pending timer keeps the process alive until it is unref'd", async () => {
+    const url = JSON.stringify(
+      new URL("../../src/transport/_unref_timer.ts", import.meta.url).href,
+    );
+    const code = (unref: boolean) => `
+      import { unrefTimer } from ${url};
+      const t = setTimeout(() => console.log("fired"), 60_000);
+      ${unref ? "unrefTimer(t);" : ""}
+    `;
+    const [held, released] = await Promise.all([
+      runChild(code(false), 2_500),
+      runChild(code(true), 15_000),
+    ]);
+    assert.equal(held, "running", "the process exited with a pending, referenced timer");
+    assert.equal(released, 0, "the process did not exit after unrefTimer()");
+  });
 });
