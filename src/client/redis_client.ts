@@ -6,7 +6,7 @@
 
 import { RedisCommands } from "../commands/commands.ts";
 import type { ScoredMember } from "../commands/types.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, FLAG_RAW, type Transform } from "../commands/_command.ts";
 import { ClosedError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -24,7 +24,6 @@ import { Pipeline, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import { WatchSession } from "./watch_session.ts";
 import type { RedisClientEventMap, TypedEventListener } from "./events.ts";
-import { reservedCommandError } from "../connection/reserved.ts";
 import { ClientSideCache, type CommandExec } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
@@ -243,9 +242,8 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
     if (!Array.isArray(args) || args.length === 0) {
       return Promise.reject(new TypeError("Cannot send an empty command"));
     }
-    const refused = reservedCommandError(args);
-    if (refused !== undefined) return Promise.reject(refused);
-    const flags = (options.binary ? FLAG_BINARY : 0) |
+    // FLAG_RAW: the connection refuses commands that would change its state for every caller.
+    const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
       (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
     if (this.#node.closed) {
       return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
