@@ -37,6 +37,23 @@ describe("closing a client", () => {
     await assertNoLeaks();
   });
 
+  it("close() settles within closeTimeout when the server stops answering (commandTimeout 0)", async () => {
+    const client = new RedisClient({ url: server.url, commandTimeout: 0, closeTimeout: 200 });
+    const other = new RedisClient({ url: server.url });
+    await client.ping();
+    await other.sendCommand(["CLIENT", "PAUSE", "1500", "ALL"]);
+    const slow = client.get("close:paused").then(() => "resolved", (e: Error) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    const started = Date.now();
+    await client.close();
+    const took = Date.now() - started;
+    assert.ok(took >= 150 && took < 1200, `close took ${took} ms`);
+    assert.ok((await slow) instanceof ClosedError);
+    await other.sendCommand(["CLIENT", "UNPAUSE"]);
+    await other.close();
+    await assertNoLeaks();
+  });
+
   it("destroy() rejects queued and in-flight commands with ClosedError at once", async () => {
     const client = new RedisClient({ url: server.url, commandTimeout: 0 });
     await client.ping();
