@@ -267,6 +267,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   let stopped: Promise<void> | undefined;
   /** Processes being started: stop() waits for them and stops them too. */
   const spawns = new Set<Promise<SpawnedRedis>>();
+  /** Every process started and not yet removed. */
+  const procs = new Set<SpawnedRedis>();
   /** Throws once the cluster is being stopped: loops and joins end instead of going on. */
   const assertRunning = (): void => {
     if (stopped) throw new Error("Cannot go on: the cluster was stopped");
@@ -345,6 +347,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     } finally {
       spawns.delete(spawning);
     }
+    // Every process is stopped by stop(), from now on, whether or not it joins `states`.
+    procs.add(proc);
     if (stopped) {
       await proc.stop();
       assertRunning();
@@ -395,6 +399,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       dropControl(state);
       await proc.stop();
       throw e;
+    }
+    if (stopped) {
+      dropControl(state);
+      await proc.stop();
+      assertRunning();
     }
     return state;
   };
@@ -720,6 +729,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }
       dropControl(gone);
       await gone.proc.stop();
+      procs.delete(gone.proc);
       states.splice(states.indexOf(gone), 1);
       for (const s of others) {
         try {
@@ -733,7 +743,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     stop() {
       stopped ??= (async () => {
         for (const s of states) dropControl(s);
-        await Promise.all(states.map((s) => s.proc.stop()));
+        await Promise.all([...procs].map((p) => p.stop()));
         // Started while stopping: their spawnNode sees `stopped` and stops them; wait for it.
         const late = await Promise.allSettled([...spawns]);
         await Promise.all(

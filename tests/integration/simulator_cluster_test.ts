@@ -431,3 +431,90 @@ describe("ClusterMaintenanceSimulator command line", () => {
     }
   });
 });
+
+describe("ClusterMaintenanceSimulator under load", () => {
+  it("16 workers following MOVED/ASK through a live reshard: counters exact, redirects counted", async () => {
+    const sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+    const all: RawClient[] = [];
+    try {
+      const owner = new Map<number, string>();
+      for (const n of sim.nodes()) {
+        for (const r of n.slots.split(",")) {
+          const [a, b] = r.split("-").map(Number);
+          for (let i = a!; i <= (b ?? a)!; i++) owner.set(i, addr(n.endpoint));
+        }
+      }
+      const keys = Array.from({ length: 100 }, (_, i) => slotKey(i, `load${i}:`));
+      const acked = new Map<string, number>();
+      let moved = 0;
+      let ask = 0;
+      let stop = false;
+      const worker = async (): Promise<void> => {
+        const mine = new Map<string, RawClient>();
+        const conn = async (a: string): Promise<RawClient> => {
+          let c = mine.get(a);
+          if (c === undefined) {
+            const [h, p] = a.split(":");
+            c = await RawClient.connect(Number(p), h);
+            all.push(c);
+            mine.set(a, c);
+          }
+          return c;
+        };
+        while (!stop) {
+          const i = Math.floor(Math.random() * keys.length);
+          const k = keys[i]!;
+          let at = owner.get(i)!;
+          let asking = false;
+          for (let attempt = 0;; attempt++) {
+            assert.ok(attempt < 5, `too many redirects for ${k}`);
+            const c = await conn(at);
+            let v: RespValue;
+            if (asking) {
+              c.send(["ASKING"], ["INCR", k]);
+              v = (await c.take(2))[1]!.value;
+            } else v = await c.call("INCR", k);
+            if (!(v instanceof ReplyError)) {
+              acked.set(k, (acked.get(k) ?? 0) + 1);
+              break;
+            }
+            const [kind, , to] = v.message.split(" ");
+            if (kind === "MOVED") {
+              moved++;
+              owner.set(i, to!);
+              asking = false;
+            } else if (kind === "ASK") {
+              ask++;
+              asking = true;
+            } else throw v;
+            at = to!;
+          }
+        }
+      };
+      const workers = Array.from({ length: 16 }, () => worker());
+      await new Promise((r) => setTimeout(r, 200));
+      const r = await sim.slotMigrate({
+        effect: "slot-shuffle",
+        slots: "0-99",
+        keysPerBatch: 1,
+        pauseBetweenKeysMs: 5,
+      });
+      await new Promise((res) => setTimeout(res, 200));
+      stop = true;
+      await Promise.all(workers);
+      assert.equal(r.keys, 100);
+      assert.ok(moved > 0 && ask > 0, `moved ${moved}, ask ${ask}`);
+      const check = await RawClient.connect(sim.endpoints()[1]!.port);
+      all.push(check);
+      for (const k of keys) assert.equal(Number(await check.call("GET", k)), acked.get(k) ?? 0, k);
+      const seen = sim.redirects();
+      assert.equal(seen.filter((x) => x.kind === "MOVED").length, moved);
+      assert.equal(seen.filter((x) => x.kind === "ASK").length, ask);
+      const counted = sim.connections().reduce((n, c) => n + c.moved + c.ask, 0);
+      assert.equal(counted, moved + ask);
+    } finally {
+      for (const c of all) await c.close();
+      await sim.close();
+    }
+  });
+});
