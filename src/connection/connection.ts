@@ -448,6 +448,9 @@ export class Connection {
    * @param flags `FLAG_*` bits; with `FLAG_RAW` the commands that change the connection's state
    *   for every caller are refused (see `reservedCommandError`).
    * @param timeout Send-to-reply timeout in ms (0 = none); the configured one when undefined.
+   * @param signal Gives up: rejects with the signal's `reason`. A command not yet written is
+   *   never written; one already written keeps its place (its reply is discarded, like after a
+   *   timeout), so the stream stays in step.
    * @returns The transformed reply; rejects with `ReplyError`, `TimeoutError`, `ConnectionError` or `ClosedError`.
    */
   send(
@@ -455,6 +458,7 @@ export class Connection {
     transform: Transform | undefined,
     flags: number,
     timeout?: number,
+    signal?: AbortSignal,
   ): Promise<unknown> {
     let refused = this.#refuse(args, flags);
     let bytes = 0;
@@ -467,7 +471,54 @@ export class Connection {
         ? Promise.resolve(refused)
         : Promise.reject(refused);
     }
+    if (signal !== undefined) {
+      return this.#pushWithSignal(args, transform, flags, timeout, bytes, signal);
+    }
     return this.#push(args, transform, flags, timeout, bytes);
+  }
+
+  /** `#push` for a command with an abort signal (its callbacks wrapped to drop the listener). */
+  #pushWithSignal(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    timeout: number | undefined,
+    bytes: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const asValue = (flags & FLAG_ERRORS_AS_VALUES) !== 0;
+    if (signal.aborted) {
+      return asValue ? Promise.resolve(signal.reason) : Promise.reject(signal.reason);
+    }
+    const promise = new Promise<unknown>(captureResolvers);
+    const p = acquirePending(
+      args,
+      transform,
+      flags,
+      timeout ?? this.#o.commandTimeout,
+      bytes,
+      (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0,
+      asValue,
+    );
+    const resolve = p.resolve;
+    const reject = p.reject;
+    const onAbort = (): void => {
+      if (p.done) return;
+      // Still queued: never written. Written: the slot stays, its late reply is discarded.
+      p.done = true;
+      p.reject(signal.reason);
+    };
+    p.resolve = (v) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(v);
+    };
+    p.reject = (e) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(e);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    this.#enqueue(p, this.#state !== STATE_READY);
+    return promise;
   }
 
   /**
