@@ -1,4 +1,4 @@
-// Type-level tests of the clients' event maps (checked by `deno check`, never run): listeners
+// Type-level tests of every client's event map (checked by `deno check`, never run): listeners
 // get the event's typed `detail` without a cast, and an unknown event name does not compile.
 import type {
   HandoffDetail,
@@ -12,6 +12,8 @@ import type {
   RedisSentinelClientEventMap,
   SentinelSwitchDetail,
 } from "../../src/sentinel/mod.ts";
+import type { RedisClusterClient, TopologyEventDetail } from "../../src/cluster/mod.ts";
+import type { MultiDbClient, SwitchEventDetail } from "../../src/multi_db/mod.ts";
 
 /** Compiles only when `A` and `B` are the same type. */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -69,6 +71,25 @@ export function sentinel(client: RedisSentinelClient): void {
   client.addEventListener("switch", onSwitch);
   // @ts-expect-error a misspelt event name does not compile
   client.addEventListener("swich", () => {});
+}
+
+export function cluster(client: RedisClusterClient): void {
+  client.addEventListener("topology", (e) => {
+    assertType<Equal<typeof e.detail, TopologyEventDetail>>(true);
+    console.log(e.detail.epoch, e.detail.reason);
+  });
+  client.addEventListener("maintenance", (e) => console.log(e.detail.type));
+  // @ts-expect-error a misspelt event name does not compile
+  client.addEventListener("topolgy", () => {});
+}
+
+export function multiDb(client: MultiDbClient): void {
+  client.addEventListener("switch", (e) => {
+    assertType<Equal<typeof e.detail, SwitchEventDetail>>(true);
+    console.log(e.detail.from, e.detail.to, e.detail.reason);
+  });
+  // @ts-expect-error a misspelt event name does not compile
+  client.addEventListener("swtich", () => {});
 }
 
 export function eventTarget(client: RedisClient): EventTarget {
