@@ -603,10 +603,17 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
 
   // ---- manual control ----
 
+  /** A database by name, or by endpoint (`host:port`) when it has another name. */
   #find(name: string): Database {
-    const db = this.#dbs.find((d) => d.name === name);
+    const db = this.#dbs.find((d) => d.name === name) ??
+      this.#dbs.find((d) => {
+        const e = d.config.endpoint;
+        return e !== undefined && nodeKey(e) === nodeKey(name);
+      });
     if (db === undefined) {
-      throw new TypeError(`Cannot find the database "${name}": no database has that name`);
+      throw new TypeError(
+        `Cannot find the database "${name}": no database has that name or endpoint`,
+      );
     }
     return db;
   }
@@ -614,7 +621,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
   /**
    * Makes a database active now (reason `FORCED`). It must be healthy.
    *
-   * @param name The database's name (its endpoint unless named).
+   * @param name The database's name, or its endpoint (`host:port`).
    * @returns Resolves once it is active (its subscriptions re-made).
    */
   async setActiveDatabase(name: string): Promise<void> {

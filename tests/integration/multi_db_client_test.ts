@@ -117,6 +117,10 @@ describe("MultiDbClient", () => {
       3000,
       "every health check",
     );
+    // A named database is found by its endpoint too.
+    await client.setActiveDatabase(name(b));
+    await client.setActiveDatabase(`127.0.0.1:${a.port}`);
+    assert.equal(client.activeDatabase, "primary");
   });
 
   describe("initialization policy", () => {
