@@ -22,7 +22,7 @@ import {
   type HandoffResult,
   type HandshakeStep,
 } from "../connection/connection.ts";
-import { ClosedError, TimeoutError } from "../errors.ts";
+import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector } from "../transport/types.ts";
@@ -89,6 +89,12 @@ export interface NodeExecutorOptions {
   emit: (name: NodeEventName, detail: unknown) => void;
   /** Reports an exception thrown by a subscription listener. */
   onListenerError?: (error: unknown) => void;
+  /**
+   * A shard channel a new socket could not restore (a cluster node answers MOVED once the
+   * channel's slot left it): forgotten by the executor, reported here. Without it, such a
+   * refusal fails the socket's handshake.
+   */
+  onShardRestoreRefused?: (channel: string, error: ReplyError) => void;
   /** Prefix of connection labels in logs and maintenance events, e.g. `127.0.0.1:7000 `. */
   label?: string;
 }
@@ -120,6 +126,7 @@ export class NodeExecutor {
           ? this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE)
           : this.#pubsubConnection().sendNoReply(args),
       options.onListenerError,
+      options.onShardRestoreRefused,
     );
     this.shared = this.#newConnection("shared");
     this.#pool = new ExclusivePool(
@@ -215,6 +222,7 @@ export class NodeExecutor {
       libVersion: VERSION,
       connectTimeout: s.connectTimeout,
       commandTimeout: s.commandTimeout,
+      closeTimeout: s.closeTimeout,
       // An exclusive connection serves one caller's session (WATCH, a blocking pop): a new
       // socket under it would silently drop its state, so it is never reconnected.
       reconnect: role === "exclusive" ? false : s.reconnect,

@@ -7,6 +7,7 @@
 
 import type { HandshakeStep } from "../connection/connection.ts";
 import type { RespValue } from "../resp/types.ts";
+import { ReplyError } from "../errors.ts";
 
 /** One pub/sub message. */
 export interface PubSubMessage {
@@ -210,18 +211,25 @@ export class SubscriptionManager {
   };
 
   readonly #onListenerError: ((error: unknown) => void) | undefined;
+  /** Reports a shard channel a new connection could not restore (see the constructor). */
+  readonly #onRestoreRefused: ((name: string, error: ReplyError) => void) | undefined;
 
   /**
    * @param send Sends a subscribe-family command (`subscribe`: answered once every channel is
    *   confirmed, or rejected by an error reply) or an unsubscribe-family one (no reply slot).
    * @param onListenerError Reports an exception of a listener, or a dropped message.
+   * @param onRestoreRefused A shard channel the server refused to restore on a new connection
+   *   (a cluster node whose slot left it answers MOVED): it is forgotten and reported here
+   *   instead of failing the connection's handshake. Without it, the refusal fails the handshake.
    */
   constructor(
     send: (args: string[], subscribe: boolean) => Promise<unknown>,
     onListenerError?: (error: unknown) => void,
+    onRestoreRefused?: (name: string, error: ReplyError) => void,
   ) {
     this.#send = send;
     this.#onListenerError = onListenerError;
+    this.#onRestoreRefused = onRestoreRefused;
   }
 
   /** @internal A listener threw, or an iterator overflowed. */
@@ -314,7 +322,18 @@ export class SubscriptionManager {
       if (kind === "shard") {
         // One SSUBSCRIBE per shard channel: a cluster node refuses channels of several slots
         // in one command (CROSSSLOT), which would fail the whole handshake.
-        for (const n of names) steps.push({ args: [COMMANDS[kind][0], n], pushes: 1 });
+        const refused = this.#onRestoreRefused;
+        for (const n of names) {
+          steps.push({
+            args: [COMMANDS[kind][0], n],
+            pushes: 1,
+            onReply: refused === undefined ? undefined : (v) => {
+              if (!(v instanceof ReplyError)) return;
+              this.forget("shard", [n]);
+              refused(n, v);
+            },
+          });
+        }
       } else if (names.length > 0) {
         steps.push({ args: [COMMANDS[kind][0], ...names], pushes: names.length });
       }

@@ -426,6 +426,8 @@ export class RedisClusterClient extends RedisCommands<string>
         return false;
       },
       onListenerError: (error) => this.#emit("error", error),
+      // A new socket could not restore a shard channel: its slot left the node meanwhile.
+      onShardRestoreRefused: (channel) => this.#onShardUnsubscribed(address, channel),
       label: `${address} `,
     });
     this.#nodes.set(address, node);

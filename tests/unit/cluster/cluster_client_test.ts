@@ -81,6 +81,15 @@ class FakeCluster {
     const custom = this.script?.(port, cmd, s);
     if (custom !== undefined) return custom;
     if (name === "DBSIZE") return [this.data.get(port)!.size];
+    if (name === "SSUBSCRIBE" || name === "SUNSUBSCRIBE") {
+      const slot = keySlot(cmd[1]!);
+      if (this.ownerOf(slot) !== port) {
+        // An error reply, not a push (the memory server pushes what subscribe commands get).
+        s.send(new ReplyError(`MOVED ${slot} 127.0.0.1:${this.ownerOf(slot)}`));
+        return [];
+      }
+      return undefined;
+    }
     const key = cmd[1]!;
     const slot = keySlot(key);
     const owner = this.ownerOf(slot);
@@ -258,6 +267,37 @@ describe("RedisClusterClient redirects and retries", () => {
       A,
       B,
     ]);
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("re-subscribes a shard channel a reconnecting node refuses to restore, where its slot went", async () => {
+    const client = cluster.client();
+    const got: string[] = [];
+    await client.ssubscribe(keyA, (m) => got.push(m));
+    assert.equal(cluster.count("SSUBSCRIBE", A), 1);
+    // The slot moves while the connection to A is down: no SUNSUBSCRIBE reaches the client, and
+    // A answers the restore on the new socket with MOVED.
+    cluster.owner.set(keySlot(keyA), B);
+    for (const s of [...cluster.server.sockets]) if (s.remotePort === A) s.close();
+    const end = Date.now() + 3000;
+    while (cluster.count("SSUBSCRIBE", B) === 0) {
+      if (Date.now() > end) throw new Error("never subscribed on B");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // A's connection came back (its handshake did not fail) and serves its other slots.
+    let other = "";
+    for (let i = 0; !other; i++) {
+      if (keySlot(`o${i}`) < 8192 && keySlot(`o${i}`) !== keySlot(keyA)) other = `o${i}`;
+    }
+    assert.equal(await client.set(other, "1"), "OK");
+    const b = [...cluster.server.sockets].find((s) =>
+      s.remotePort === B && s.commands.some((c) => c[0] === "SSUBSCRIBE")
+    )!;
+    b.send(["smessage", keyA, "hi"], true);
+    const end2 = Date.now() + 1000;
+    while (got.length === 0 && Date.now() < end2) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(got, ["hi"]);
     await client.close();
     await assertNoLeaks();
   });
