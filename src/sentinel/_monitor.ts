@@ -12,6 +12,7 @@ import { endpointName, parseSentinelEvent, type SentinelEvent } from "./_replies
 /** The sentinel event channels the monitor listens to. */
 export const MONITOR_CHANNELS: readonly string[] = [
   "+switch-master",
+  "+promoted-slave",
   "+sdown",
   "-sdown",
   "+odown",

@@ -331,9 +331,18 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
 
   #onEvent(e: SentinelEvent): void {
     if (this.#target === undefined || this.#closed) return;
+    this.#logger.debug(
+      e.kind === "switch-master"
+        ? `sentinel: +switch-master ${endpointName(e.from)} -> ${endpointName(e.to)}`
+        : `sentinel: ${e.channel} ${e.type} ${endpointName(e.address)}`,
+    );
     if (this.#s.role === "master") {
       if (e.kind === "switch-master") {
-        this.#followSwitch(e.to).catch(() => {});
+        this.#followSwitch(e.to, "+switch-master").catch(() => {});
+      } else if (e.channel === "+promoted-slave") {
+        // The failover's leader promoted a replica; its +switch-master comes only once the other
+        // replicas are reconfigured.
+        this.#followSwitch(e.address, "+promoted-slave").catch(() => {});
       } else if (
         e.channel === "+failover-end" ||
         (e.channel === "+convert-to-slave" || e.channel === "+reboot") &&
@@ -346,27 +355,32 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
     // Replica role.
     if (e.kind === "instance" && e.channel === "+sdown" && sameEndpoint(e.address, this.#target)) {
       this.#rediscover("+sdown", [this.#target]).catch(() => {});
-    } else if (e.kind === "switch-master" && sameEndpoint(e.to, this.#target)) {
+    } else if (
+      e.kind === "switch-master" && sameEndpoint(e.to, this.#target) ||
+      e.kind === "instance" && e.channel === "+promoted-slave" &&
+        sameEndpoint(e.address, this.#target)
+    ) {
       // The replica read from became the master.
-      this.#rediscover("+switch-master", [this.#target]).catch(() => {});
+      this.#rediscover(e.kind === "switch-master" ? "+switch-master" : e.channel, [this.#target])
+        .catch(() => {});
     } else if (e.kind === "switch-master" || e.channel === "+convert-to-slave") {
       this.#rediscover(e.kind === "switch-master" ? "+switch-master" : e.channel).catch(() => {});
     }
   }
 
-  /** `+switch-master`: verify the new master with ROLE, then move; else ask everyone. */
-  async #followSwitch(to: Endpoint): Promise<void> {
+  /** A new master named by an event: verify it with ROLE, then move; else ask everyone. */
+  async #followSwitch(to: Endpoint, reason: string): Promise<void> {
     if (sameEndpoint(to, this.#target)) return;
     try {
       const [role] = await this.#probe.node(to, [["ROLE"]]);
       if (roleOf(role ?? null).role === "master") {
-        await this.#moveTo(to, "+switch-master");
+        await this.#moveTo(to, reason);
         return;
       }
     } catch {
       // Not reachable from here: ask the sentinels.
     }
-    await this.#rediscover("+switch-master");
+    await this.#rediscover(reason);
   }
 
   /** The data connection was lost: the node may be gone; check at once rather than wait. */
