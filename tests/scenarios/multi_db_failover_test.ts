@@ -235,6 +235,43 @@ describe("scenario: MultiDbClient failover under load", () => {
     await client.close();
   });
 
+  it(`${WORKERS} workers through a 1.5 s network_failure action: away for the outage, back after recovery and grace`, async () => {
+    await using sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${a.port}` });
+    const client = new MultiDbClient(options([
+      { ...sim.endpoint, weight: 2, name: "a" },
+      { url: b.url, weight: 1, name: "b" },
+    ], { gracePeriod: 1000 }));
+    const seen: Seen[] = [];
+    client.addEventListener("switch", (e) => seen.push({ ...e.detail, at: Date.now() }));
+    await client.connect();
+    const load = startLoad(client, "nf");
+    await sleep(300);
+    const startedAt = Date.now();
+    const id = sim.startAction("network_failure", { kind: "blackhole", duration_ms: 1500 });
+    await waitFor(() => sim.actionStatus(id)?.status === "success", 5000, "the outage to end");
+    const endedAt = Date.now();
+    await waitFor(() => seen.length >= 2, 5000, "the failback");
+    await sleep(300);
+    const stats = await load.stop();
+    const [away, back] = seen as [Seen, Seen];
+    const late = stats.failures.filter((f) => f.at > away.at + 700);
+    const sums = await counters(a, "nf");
+    const onB = await counters(b, "nf");
+    for (let w = 0; w < WORKERS; w++) sums[w]! += onB[w]!;
+    console.log(
+      `  network_failure 1.5 s: away after ${away.at - startedAt} ms (${away.reason}), back ${
+        back.at - endedAt
+      } ms after the outage ended; ${stats.failures.length} failed (${late.length} late), ${stats.ok} ok`,
+    );
+    assert.deepEqual([away.from, away.to], ["a", "b"]);
+    assert.deepEqual([back.from, back.to, back.reason], ["b", "a", "FAILBACK"]);
+    assert.ok(back.at >= endedAt, "stayed away for the whole outage");
+    assert.ok(back.at - away.at >= 1000, "and for the grace period");
+    assert.deepEqual(late.map((f) => f.error), []);
+    assertNoneLostOrDoubled(stats, sums);
+    await client.close();
+  });
+
   it("a MOVING on the active database is a handoff, not a failover", async () => {
     await using sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${b.port}` });
     const client = new MultiDbClient(options([
