@@ -45,6 +45,7 @@ import {
   releasePending,
 } from "./_pending.ts";
 import { type Clock, clockWithNow, systemClock, type TimerId } from "../_clock.ts";
+import { unrefTimer } from "../transport/_unref_timer.ts";
 
 export {
   FLAG_BINARY,
@@ -152,6 +153,12 @@ export interface ConnectionOptions {
    * @default {3000}
    */
   closeTimeout?: number;
+  /**
+   * Let the process exit while the connection is open and idle: its sockets and timers do not
+   * keep it alive, except a socket with commands in flight (a pending `await` still completes).
+   * @default {false}
+   */
+  unref?: boolean;
   /** Where to log. */
   logger: Logger;
   /** Callbacks. */
@@ -325,6 +332,8 @@ export class Connection {
   readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
   readonly #openSettings: OpenSettings;
   readonly #label: string;
+  /** Sockets and timers do not keep the process alive (see `ConnectionOptions.unref`). */
+  readonly #unref: boolean;
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
 
@@ -338,6 +347,7 @@ export class Connection {
     this.#clock = options.clock ?? (options.now ? clockWithNow(options.now) : systemClock);
     this.#endpoint = options.endpoint;
     this.#label = options.label ?? "connection";
+    this.#unref = options.unref === true;
     this.#openSettings = this.#makeOpenSettings();
   }
 
@@ -731,7 +741,11 @@ export class Connection {
       if (enc.length >= 4 * 1024 * 1024 && (p.flags & FLAG_GROUP) === 0) break;
     }
     if (this.#unsent.length === 0) this.#unsentBytes = 0;
-    if (wasEmpty) this.#updateBinary(link);
+    if (wasEmpty) {
+      this.#updateBinary(link);
+      // A socket with commands in flight keeps the process alive, even with `unref`.
+      if (this.#unref && inflight.length > 0) link.transport.ref?.();
+    }
     if (enc.length > 0) {
       const ok = link.transport.write(enc.take());
       if (!ok) {
@@ -767,6 +781,7 @@ export class Connection {
     } else {
       if (link.decoder.binary) link.decoder.binary = false;
       if (link.drained !== undefined) link.wakeDrained();
+      if (this.#unref && link.ready) link.transport.unref?.();
     }
     if (link !== this.#link || this.#state === STATE_CLOSING) this.#afterReply(link);
     if (p.done) return; // timed out earlier: its late reply is discarded (and proves no liveness)
@@ -836,7 +851,7 @@ export class Connection {
       );
     }
     if (this.#loadingTimer === undefined) {
-      this.#loadingTimer = this.#clock.setTimer(this.#loadingCb, LOADING_RETRY_MS);
+      this.#loadingTimer = this.#setTimer(this.#loadingCb, LOADING_RETRY_MS);
     }
     if (p.deadline !== 0 && (this.#timer === undefined || p.deadline < this.#timerAt)) {
       this.#armTimer(p.deadline);
@@ -901,7 +916,10 @@ export class Connection {
           // A confirmation answers a command: it counts as a reply.
           link.replies++;
           this.#updateBinary(link);
-          if (link.inflight.length === 0) link.wakeDrained();
+          if (link.inflight.length === 0) {
+            link.wakeDrained();
+            if (this.#unref && link.ready) link.transport.unref?.();
+          }
           if (!head.done) {
             head.done = true;
             head.resolve(undefined);
@@ -1068,7 +1086,7 @@ export class Connection {
     const delay = this.#attempt === 0 ? 0 : backoffDelay(this.#attempt - 1, this.#o.reconnect);
     this.#attempt++;
     this.#o.hooks?.onReconnecting?.(delay, this.#attempt, error);
-    this.#reconnectTimer = this.#clock.setTimer(() => {
+    this.#reconnectTimer = this.#setTimer(() => {
       this.#reconnectTimer = undefined;
       if (this.#state !== STATE_WAITING) return;
       this.connect().catch(() => {});
@@ -1126,6 +1144,7 @@ export class Connection {
     this.#everReady = true;
     this.#attempt = 0;
     link.lastReplyAt = this.#clock.now();
+    if (this.#unref && link.inflight.length === 0) link.transport.unref?.();
     // Commands a loading server refused on the previous socket go first.
     if (this.#retry.length > 0 || this.#loading) this.#releaseRetry();
     this.#o.hooks?.onReady?.(link.endpoint);
@@ -1148,7 +1167,13 @@ export class Connection {
   #makeOpenSettings(): OpenSettings {
     const o = this.#o;
     return {
-      clock: this.#clock,
+      clock: this.#unref
+        ? {
+          now: () => this.#clock.now(),
+          setTimer: (fn, ms) => this.#setTimer(fn, ms),
+          clearTimer: (id) => this.#clock.clearTimer(id),
+        }
+        : this.#clock,
       connector: o.connector,
       tls: o.tls,
       encoder: this.#encoder,
@@ -1200,7 +1225,16 @@ export class Connection {
     if (this.#timer !== undefined && this.#timerAt <= at) return;
     if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
     this.#timerAt = at;
-    this.#timer = this.#clock.setTimer(this.#timerCb, Math.max(0, at - this.#clock.now()));
+    this.#timer = this.#setTimer(this.#timerCb, Math.max(0, at - this.#clock.now()));
+  }
+
+  /** A clock timer, unref'd with the `unref` option (on the wall clock). */
+  #setTimer(fn: () => void, ms: number): TimerId {
+    const id = this.#clock.setTimer(fn, ms);
+    if (this.#unref && this.#clock === systemClock) {
+      unrefTimer(id as ReturnType<typeof setTimeout>);
+    }
+    return id;
   }
 
   #onTimer(): void {
@@ -1525,7 +1559,7 @@ export class Connection {
     this.#checkClosed();
     const bound = this.#o.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT;
     if (this.#state !== STATE_CLOSED && bound > 0) {
-      this.#closeTimer = this.#clock.setTimer(() => {
+      this.#closeTimer = this.#setTimer(() => {
         this.#closeTimer = undefined;
         if (this.#state === STATE_CLOSED) return;
         this.#o.logger.debug(
