@@ -2,8 +2,8 @@
 // an estimate of its size.
 import type { RespValue } from "../resp/types.ts";
 
-/** Fixed cost counted per cache entry (the entry object, its map slots, the key strings). */
-export const ENTRY_OVERHEAD = 160;
+/** Fixed cost counted per cache entry (the entry object and its map slot; about what V8 takes). */
+export const ENTRY_OVERHEAD = 200;
 /** Fixed cost counted per element of an aggregate reply. */
 const ELEMENT_OVERHEAD = 16;
 

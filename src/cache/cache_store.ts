@@ -1,7 +1,8 @@
 /**
- * The bounded store of the client-side cache: replies by their full command, indexed by the
- * key they read, evicted least recently used first past `maxEntries` or `maxBytes`, expired
- * after `ttl`. Pure: the time comes from an injected `now`.
+ * The bounded store of the client-side cache: replies by the key they read and the rest of their
+ * command (an entry name that is unique among the commands of one key), evicted least recently
+ * used first past `maxEntries` or `maxBytes`, expired after `ttl`. Pure: the time comes from an
+ * injected `now`.
  *
  * It also keeps the replies that are on their way: a read registers its key when it is sent
  * ({@linkcode CacheStore.begin}) and offers its reply when it arrives
@@ -78,10 +79,10 @@ interface InFlight {
  * import { CacheStore } from "./cache_store.ts";
  * const store = new CacheStore<string>({ maxEntries: 2, maxBytes: 1 << 20, ttl: 0 });
  * const ticket = store.begin("k");
- * store.settle(ticket, "k", '["GET","k"]', "v", 1); // true: kept
- * store.get('["GET","k"]')?.value; // "v"
+ * store.settle(ticket, "k", "GET", "v", 1); // true: kept
+ * store.get("k", "GET")?.value; // "v"
  * store.invalidate(["k"]);
- * store.get('["GET","k"]'); // undefined
+ * store.get("k", "GET"); // undefined
  * ```
  */
 export class CacheStore<V> {
@@ -89,8 +90,9 @@ export class CacheStore<V> {
   readonly #maxBytes: number;
   readonly #ttl: number;
   readonly #now: () => number;
-  readonly #byId = new Map<string, CacheEntry<V>>();
+  /** The first entry of each key; the others follow on `nextOfKey`. */
   readonly #byKey = new Map<string, CacheEntry<V>>();
+  #count = 0;
   readonly #inFlight = new Map<string, InFlight>();
   #newest: CacheEntry<V> | undefined;
   #oldest: CacheEntry<V> | undefined;
@@ -118,17 +120,24 @@ export class CacheStore<V> {
 
   /** Number of entries. */
   get size(): number {
-    return this.#byId.size;
+    return this.#count;
+  }
+
+  #find(key: string, id: string): CacheEntry<V> | undefined {
+    let e = this.#byKey.get(key);
+    while (e !== undefined && e.id !== id) e = e.nextOfKey;
+    return e;
   }
 
   /**
    * Looks a reply up and marks it most recently used; counts a hit or a miss.
    *
-   * @param id The full command (as built by the caller).
+   * @param key The key the command reads.
+   * @param id The rest of the command (its name among the commands of `key`).
    * @returns The entry, or `undefined` (an expired one is dropped).
    */
-  get(id: string): CacheEntry<V> | undefined {
-    const e = this.#byId.get(id);
+  get(key: string, id: string): CacheEntry<V> | undefined {
+    const e = this.#find(key, id);
     if (e === undefined) {
       this.#misses++;
       return undefined;
@@ -177,7 +186,7 @@ export class CacheStore<V> {
    *
    * @param ticket What `begin` returned.
    * @param key The key the read reads.
-   * @param id The full command.
+   * @param id The rest of the command, as for {@linkcode CacheStore.get}.
    * @param value The reply (kept as is: pass a private copy).
    * @param bytes Its estimated size.
    * @returns Whether it was kept.
@@ -190,7 +199,7 @@ export class CacheStore<V> {
       if (--f.count === 0) this.#inFlight.delete(key);
     }
     if (stale || bytes > this.#maxBytes) return false;
-    const old = this.#byId.get(id);
+    const old = this.#find(key, id);
     if (old !== undefined) this.#remove(old);
     const e: CacheEntry<V> = {
       value,
@@ -205,10 +214,10 @@ export class CacheStore<V> {
     };
     if (e.nextOfKey !== undefined) e.nextOfKey.prevOfKey = e;
     this.#byKey.set(key, e);
-    this.#byId.set(id, e);
+    this.#count++;
     this.#pushNewest(e);
     this.#bytes += bytes;
-    while (this.#byId.size > this.#maxEntries || this.#bytes > this.#maxBytes) {
+    while (this.#count > this.#maxEntries || this.#bytes > this.#maxBytes) {
       const victim = this.#oldest;
       if (victim === undefined || victim === e) break;
       this.#remove(victim);
@@ -253,8 +262,8 @@ export class CacheStore<V> {
   invalidateAll(): void {
     this.#flushedAt = ++this.#seq;
     this.#flushes++;
-    this.#invalidations += this.#byId.size;
-    this.#byId.clear();
+    this.#invalidations += this.#count;
+    this.#count = 0;
     this.#byKey.clear();
     this.#newest = this.#oldest = undefined;
     this.#bytes = 0;
@@ -269,7 +278,7 @@ export class CacheStore<V> {
     return {
       hits: this.#hits,
       misses: this.#misses,
-      entries: this.#byId.size,
+      entries: this.#count,
       bytes: this.#bytes,
       evictions: this.#evictions,
       invalidations: this.#invalidations,
@@ -295,7 +304,7 @@ export class CacheStore<V> {
 
   #remove(e: CacheEntry<V>): void {
     this.#unlink(e);
-    this.#byId.delete(e.id);
+    this.#count--;
     this.#bytes -= e.bytes;
     if (e.prevOfKey !== undefined) e.prevOfKey.nextOfKey = e.nextOfKey;
     else if (e.nextOfKey !== undefined) this.#byKey.set(e.key, e.nextOfKey);

@@ -68,25 +68,26 @@ function latin1(b: Uint8Array): string {
   return s;
 }
 
-function tagged(a: RedisArgument): unknown {
-  if (typeof a === "string") return a;
-  if (typeof a === "number") return Number.isFinite(a) ? a : { n: String(a) };
-  return { b: latin1(a) };
-}
-
-/** The cache entry name of a command: its full argument list and the string/binary view. */
+/**
+ * The name of a command among the cached commands of its key: the command name alone for the
+ * common `[NAME, key]`, else every argument but the key, length-prefixed (`4:HGET1:f`, numbers as
+ * `n5,`, bytes as `b2:..`), so distinct lists never share a name (a command name never starts
+ * with a digit). `~` in front for the binary view.
+ */
 function commandId(args: readonly RedisArgument[], binary: boolean): string {
-  // JSON keeps strings and finite numbers apart; byte arrays and NaN/Infinity need a tag.
-  let plain = true;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (typeof a !== "string" && (typeof a !== "number" || !Number.isFinite(a))) {
-      plain = false;
-      break;
+  let s: string;
+  if (args.length === 2) s = args[0] as string;
+  else {
+    s = "";
+    for (let i = 0; i < args.length; i++) {
+      if (i === 1) continue;
+      const a = args[i] as RedisArgument;
+      if (typeof a === "string") s += a.length + ":" + a;
+      else if (typeof a === "number") s += "n" + String(a) + ",";
+      else s += "b" + a.length + ":" + latin1(a);
     }
   }
-  const s = JSON.stringify(plain ? args : args.map(tagged));
-  return binary ? "b" + s : s;
+  return binary ? "~" + s : s;
 }
 
 /**
@@ -177,7 +178,7 @@ export class ClientSideCache {
     if (key === undefined || !this.#wanted(key)) return exec(args, transform, flags, blockMs);
     const id = commandId(args, (flags & FLAG_BINARY) !== 0);
     const store = this.#store;
-    const hit = store.get(id);
+    const hit = store.get(key, id);
     if (hit !== undefined) return answer(hit.value, transform, flags);
     if (this.#inactive > 0) return exec(args, transform, flags, blockMs);
     const ticket = store.begin(key);
@@ -188,7 +189,13 @@ export class ClientSideCache {
         store.release(key);
         return v;
       }
-      store.settle(ticket, key, id, copyReply(v), replyBytes(v) + id.length + ENTRY_OVERHEAD);
+      store.settle(
+        ticket,
+        key,
+        id,
+        copyReply(v),
+        replyBytes(v) + key.length + id.length + ENTRY_OVERHEAD,
+      );
       if (transform === undefined) return v;
       if ((flags & FLAG_ERRORS_AS_VALUES) === 0) return transform(v);
       try {

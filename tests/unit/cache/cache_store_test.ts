@@ -1,7 +1,7 @@
 // The bounded LRU store of the client-side cache: bounds, key index, ttl, in-flight tickets.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { CacheStore } from "../../../src/cache/cache_store.ts";
+import { type CacheEntry, CacheStore } from "../../../src/cache/cache_store.ts";
 
 function store(
   o: { maxEntries?: number; maxBytes?: number; ttl?: number; now?: () => number } = {},
@@ -14,16 +14,24 @@ function store(
   });
 }
 
+/** The key each entry name was last stored under, so the tests can look entries up by name. */
+const keyOf = new Map<string, string>();
+
 function put(s: CacheStore<string>, key: string, id: string, value: string, bytes = 10): boolean {
+  keyOf.set(id, key);
   return s.settle(s.begin(key), key, id, value, bytes);
+}
+
+function get(s: CacheStore<string>, id: string): CacheEntry<string> | undefined {
+  return s.get(keyOf.get(id) ?? id, id);
 }
 
 describe("CacheStore", () => {
   it("keeps a settled reply and counts hits and misses", () => {
     const s = store();
-    assert.equal(s.get("a"), undefined);
+    assert.equal(get(s, "a"), undefined);
     assert.equal(put(s, "k", "a", "v"), true);
-    assert.equal(s.get("a")?.value, "v");
+    assert.equal(get(s, "a")?.value, "v");
     assert.deepEqual(s.stats(), {
       hits: 1,
       misses: 1,
@@ -40,11 +48,11 @@ describe("CacheStore", () => {
     put(s, "k1", "1", "a");
     put(s, "k2", "2", "b");
     put(s, "k3", "3", "c");
-    s.get("1"); // 2 is now the least recently used
+    get(s, "1"); // 2 is now the least recently used
     put(s, "k4", "4", "d");
     assert.equal(s.size, 3);
-    assert.equal(s.get("2"), undefined);
-    assert.ok(s.get("1") && s.get("3") && s.get("4"));
+    assert.equal(get(s, "2"), undefined);
+    assert.ok(get(s, "1") && get(s, "3") && get(s, "4"));
     assert.equal(s.stats().evictions, 1);
   });
 
@@ -54,9 +62,9 @@ describe("CacheStore", () => {
     assert.equal(s.size, 3);
     assert.equal(s.stats().bytes, 90);
     assert.equal(put(s, "big", "big", "x", 101), false);
-    assert.equal(s.get("big"), undefined);
+    assert.equal(get(s, "big"), undefined);
     assert.ok(s.stats().bytes <= 100);
-    assert.deepEqual(["7", "8", "9"].map((id) => s.get(id)?.value), ["x", "x", "x"]);
+    assert.deepEqual(["7", "8", "9"].map((id) => get(s, id)?.value), ["x", "x", "x"]);
   });
 
   it("drops every entry of an invalidated key and only those", () => {
@@ -66,13 +74,25 @@ describe("CacheStore", () => {
     put(s, "k", "bGET k", "v");
     put(s, "other", "GET other", "w");
     s.invalidate(["k"]);
-    assert.equal(s.get("GET k"), undefined);
-    assert.equal(s.get("STRLEN k"), undefined);
-    assert.equal(s.get("bGET k"), undefined);
-    assert.equal(s.get("GET other")?.value, "w");
+    assert.equal(get(s, "GET k"), undefined);
+    assert.equal(get(s, "STRLEN k"), undefined);
+    assert.equal(get(s, "bGET k"), undefined);
+    assert.equal(get(s, "GET other")?.value, "w");
     assert.equal(s.stats().invalidations, 3);
     assert.equal(s.stats().entries, 1);
     assert.equal(s.stats().bytes, 10);
+  });
+
+  it("the same command name under two keys is two entries", () => {
+    const s = store();
+    s.settle(s.begin("a"), "a", "GET", "1", 10);
+    s.settle(s.begin("b"), "b", "GET", "2", 10);
+    assert.equal(s.get("a", "GET")?.value, "1");
+    assert.equal(s.get("b", "GET")?.value, "2");
+    assert.equal(s.get("a", "STRLEN"), undefined);
+    s.invalidate(["a"]);
+    assert.equal(s.get("a", "GET"), undefined);
+    assert.equal(s.get("b", "GET")?.value, "2");
   });
 
   it("removes an entry from the middle of a key's list", () => {
@@ -80,12 +100,12 @@ describe("CacheStore", () => {
     put(s, "k", "1", "a");
     put(s, "k", "2", "b");
     put(s, "k", "3", "c");
-    s.get("1");
-    s.get("3");
+    get(s, "1");
+    get(s, "3");
     put(s, "x", "4", "d"); // evicts 2, in the middle of k's list
     s.invalidate(["k"]);
     assert.equal(s.size, 1);
-    assert.equal(s.get("4")?.value, "d");
+    assert.equal(get(s, "4")?.value, "d");
   });
 
   it("does not keep a reply whose key was invalidated while it was on its way", () => {
@@ -93,7 +113,7 @@ describe("CacheStore", () => {
     const t = s.begin("k");
     s.invalidate(["k"]);
     assert.equal(s.settle(t, "k", "GET k", "old", 10), false);
-    assert.equal(s.get("GET k"), undefined);
+    assert.equal(get(s, "GET k"), undefined);
     // A read sent after the invalidation is kept.
     assert.equal(put(s, "k", "GET k", "new"), true);
   });
@@ -126,8 +146,8 @@ describe("CacheStore", () => {
     put(s, "{b}1", "2", "x");
     const t = s.begin("{a}2");
     s.invalidateWhere((k) => k.startsWith("{a}"));
-    assert.equal(s.get("1"), undefined);
-    assert.equal(s.get("2")?.value, "x");
+    assert.equal(get(s, "1"), undefined);
+    assert.equal(get(s, "2")?.value, "x");
     assert.equal(s.settle(t, "{a}2", "3", "x", 10), false);
   });
 
@@ -136,9 +156,9 @@ describe("CacheStore", () => {
     const s = store({ ttl: 50, now: () => now });
     put(s, "k", "a", "v");
     now = 1049;
-    assert.equal(s.get("a")?.value, "v");
+    assert.equal(get(s, "a")?.value, "v");
     now = 1050;
-    assert.equal(s.get("a"), undefined);
+    assert.equal(get(s, "a"), undefined);
     assert.equal(s.stats().evictions, 1);
     assert.equal(s.size, 0);
   });
@@ -149,7 +169,7 @@ describe("CacheStore", () => {
     put(s, "k", "a", "v2", 20);
     assert.equal(s.size, 1);
     assert.equal(s.stats().bytes, 20);
-    assert.equal(s.get("a")?.value, "v2");
+    assert.equal(get(s, "a")?.value, "v2");
     s.invalidate(["k"]);
     assert.equal(s.stats().bytes, 0);
   });
