@@ -45,7 +45,11 @@ export interface RedisSentinelClientOptions
   sentinelUsername?: string;
   /** Password of the sentinels. Never logged nor put in an error message. */
   sentinelPassword?: string;
-  /** TLS to the sentinels: `true` for the defaults, or settings. @default {false} */
+  /**
+   * TLS to the sentinels: `true` for the defaults, or settings. `rediss://` sentinel addresses
+   * imply `true`.
+   * @default {false}
+   */
   sentinelTls?: boolean | TlsOptions;
   /**
    * Milliseconds each question to a sentinel (and each `ROLE` check of a node) may take,
@@ -113,13 +117,25 @@ export function resolveSentinelOptions(o: RedisSentinelClientOptions): ResolvedS
       `Cannot use role "${String(role)}": expected "master" or "replica"`,
     );
   }
+  const schemes = new Set(
+    o.sentinels.map((a) => typeof a === "string" && /^rediss:\/\//i.test(a) ? "rediss" : "redis"),
+  );
+  if (schemes.size > 1) {
+    throw new TypeError(
+      "Cannot mix redis:// and rediss:// sentinel addresses: every sentinel is asked the same way",
+    );
+  }
+  const tlsFromUrls = schemes.has("rediss");
+  if (tlsFromUrls && o.sentinelTls === false) {
+    throw new TypeError("Cannot use rediss:// sentinel addresses with sentinelTls: false");
+  }
   return {
     masterName: o.masterName,
     sentinels: o.sentinels.map(parseSentinelAddress),
     role,
     sentinelUsername: o.sentinelUsername,
     sentinelPassword: o.sentinelPassword,
-    sentinelTls: o.sentinelTls ?? false,
+    sentinelTls: o.sentinelTls ?? tlsFromUrls,
     sentinelTimeout: positive("sentinelTimeout", o.sentinelTimeout, 2000, 1),
     sentinelCheckInterval: positive("sentinelCheckInterval", o.sentinelCheckInterval, 2000, 10),
     failoverWait: positive("failoverWait", o.failoverWait, 10_000, 0),

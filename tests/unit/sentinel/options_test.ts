@@ -24,6 +24,20 @@ describe("sentinel options", () => {
     });
   });
 
+  it("takes TLS to the sentinels from rediss:// addresses", () => {
+    const o = resolveSentinelOptions({
+      masterName: "m",
+      sentinels: ["rediss://a:1", "rediss://b"],
+    });
+    assert.equal(o.sentinelTls, true);
+    const ca = { caCerts: ["pem"] };
+    assert.deepEqual(
+      resolveSentinelOptions({ masterName: "m", sentinels: ["rediss://a:1"], sentinelTls: ca })
+        .sentinelTls,
+      ca,
+    );
+  });
+
   it("refuses bad values with a TypeError or RangeError naming the option", () => {
     const ok = { masterName: "m", sentinels: ["h"] };
     assert.throws(() => resolveSentinelOptions({ ...ok, masterName: "" }), TypeError);
@@ -45,6 +59,14 @@ describe("sentinel options", () => {
       (e: Error) => e instanceof RangeError && /failoverWait -1/.test(e.message),
     );
     assert.equal(resolveSentinelOptions({ ...ok, failoverWait: 0 }).failoverWait, 0);
+    assert.throws(
+      () => resolveSentinelOptions({ ...ok, sentinels: ["rediss://a:1", "redis://b:1"] }),
+      /Cannot mix redis:\/\/ and rediss:\/\//,
+    );
+    assert.throws(
+      () => resolveSentinelOptions({ ...ok, sentinels: ["rediss://a:1"], sentinelTls: false }),
+      TypeError,
+    );
     assert.throws(
       () => resolveSentinelOptions({ ...ok, ...{ host: "h" } }),
       /come from the sentinels/,
