@@ -220,7 +220,11 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
     if (!tls) return await connectTcp(options, signal);
     const tlsConn = await connectTls(options, signal);
     // The handshake runs after connectTls resolved: an abort closes the socket under it.
-    const onAbort = () => tlsConn.close();
+    const onAbort = () => {
+      try {
+        tlsConn.close();
+      } catch { /* already closed */ }
+    };
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await tlsConn.handshake();
