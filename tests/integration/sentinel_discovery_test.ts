@@ -8,6 +8,8 @@ import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
+import { makeCerts, type TestCerts } from "../_helpers/tls.ts";
+import { rmSync } from "node:fs";
 
 /** A sentinel of its own that monitors `name` at `port`: it names that address as the master. */
 async function rogueSentinel(name: string, port: number): Promise<RedisServer> {
@@ -66,6 +68,46 @@ describe("sentinel client: discovery and the standalone API", () => {
       assert.ok(Array.isArray(role) && role[0] === "master");
     } finally {
       await client.close();
+    }
+  });
+
+  it("asks a sentinel over TLS (rediss://)", async () => {
+    const certs: TestCerts = makeCerts();
+    // TLS on `port`; the spawner's plain port is another one.
+    const port = await freePort();
+    const tlsSentinel = await startRedis({
+      readyPort: port,
+      debugCommand: false,
+      args: ["--sentinel"],
+      config: [
+        `tls-port ${port}`,
+        "bind 127.0.0.1",
+        `tls-cert-file ${certs.certFile}`,
+        `tls-key-file ${certs.keyFile}`,
+        `tls-ca-cert-file ${certs.caFile}`,
+        "tls-auth-clients no",
+        `sentinel monitor ${group.masterName} 127.0.0.1 ${group.master.port} 2`,
+        "",
+      ].join("\n"),
+    });
+    try {
+      await using client = new RedisSentinelClient({
+        masterName: group.masterName,
+        sentinels: [`rediss://127.0.0.1:${port}`],
+        sentinelTls: { caCerts: [certs.caPem] },
+      });
+      assert.equal(await client.ping(), "PONG");
+      assert.equal(client.endpoint?.port, group.master.port);
+      const plain = new RedisSentinelClient({
+        masterName: group.masterName,
+        sentinels: [`redis://127.0.0.1:${port}`],
+        sentinelTimeout: 500,
+      });
+      await assert.rejects(plain.ping(), new RegExp(`sentinel 127\\.0\\.0\\.1:${port}: `));
+      await plain.close();
+    } finally {
+      await tlsSentinel.stop();
+      rmSync(certs.dir, { recursive: true, force: true });
     }
   });
 
