@@ -158,6 +158,7 @@ export class ProxyConnection {
   #closed = false;
   #closing = false;
   #inMulti = false;
+  #tunnel = false;
 
   /** RESP version of the connection (2 until a successful `HELLO 3`). */
   protocol: 2 | 3 = 2;
@@ -360,6 +361,13 @@ export class ProxyConnection {
       up.setHandlers({
         onData: (chunk) => {
           if (this.#framer !== framer) return;
+          if (this.#tunnel) {
+            // A replication stream (after SYNC / PSYNC): bytes pass as they are.
+            this.#flushOut();
+            this.bytesOut += chunk.length;
+            this.client.write(chunk);
+            return;
+          }
           try {
             framer.feed(chunk);
           } catch (e) {
@@ -464,6 +472,10 @@ export class ProxyConnection {
   }
 
   #onRequest(r: Request): void {
+    if (this.#tunnel) {
+      this.#fwdBatch.push(r.raw);
+      return;
+    }
     const name = argUpper(r.args[0]);
     if (name === "CLIENT" && !this.#host.rejectMaintNotifications) {
       const sub = argUpper(r.args[1]);
@@ -490,6 +502,12 @@ export class ProxyConnection {
       switch (name) {
         case "MULTI":
           this.#inMulti = true;
+          break;
+        case "SYNC":
+        case "PSYNC":
+          // A replica: from here on both directions are a replication stream (an RDB payload
+          // without a trailing CRLF, then commands), passed through without framing.
+          this.#tunnel = true;
           break;
         case "HELLO": {
           const proto = r.args.length > 1 ? Number(argText(r.args[1])) : NaN;

@@ -224,6 +224,27 @@ function parseNodes(text: string): ViewEntry[] {
   return out;
 }
 
+/** Node id -> `health` from a `CLUSTER SHARDS` reply (RESP2 or RESP3). */
+function shardHealth(reply: RespValue): Map<string, string> {
+  const out = new Map<string, string>();
+  const field = (v: RespValue, name: string): RespValue | undefined => {
+    if (v instanceof Map) return v.get(name);
+    if (Array.isArray(v)) {
+      for (let i = 0; i + 1 < v.length; i += 2) if (text(v[i]!) === name) return v[i + 1];
+    }
+    return undefined;
+  };
+  for (const shard of Array.isArray(reply) ? reply : []) {
+    const nodes = field(shard, "nodes");
+    for (const n of Array.isArray(nodes) ? nodes : []) {
+      const id = field(n, "id");
+      const health = field(n, "health");
+      if (id !== undefined && health !== undefined) out.set(text(id), text(health));
+    }
+  }
+  return out;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -326,6 +347,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       "no",
       "--repl-diskless-sync-delay",
       "0",
+      // Primaries ping their replicas every second, so replication offsets leave 0 at once
+      // (CLUSTER SHARDS reports a replica at offset 0 as "loading").
+      "--repl-ping-replica-period",
+      "1",
       ...(announced
         ? [
           "--cluster-announce-ip",
@@ -487,6 +512,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       if (self && self.flags.includes("slave")) {
         const r = parseInfo(text(await command(s, ["INFO", "replication"])));
         if (r.master_link_status !== "up") return `${s.node.url}: replication link is down`;
+      }
+      const health = shardHealth(await command(s, ["CLUSTER", "SHARDS"]));
+      for (const [id, h] of health) {
+        if (ids.has(id) && h !== "online") return `${s.node.url} reports ${id} as ${h}`;
       }
     }
     return undefined;

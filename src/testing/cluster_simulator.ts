@@ -142,7 +142,7 @@ export class ClusterMaintenanceSimulator {
     try {
       sim.#cluster = await startRedisCluster({
         primaries: options.primaries ?? 3,
-        replicasPerPrimary: 0,
+        replicasPerPrimary: options.replicasPerPrimary ?? 0,
         host,
         args: options.args,
         command: options.redisServer,
@@ -200,6 +200,8 @@ export class ClusterMaintenanceSimulator {
       return {
         index: n.index,
         id: n.id,
+        role: n.role,
+        primaryId: n.primaryId ?? null,
         endpoint: { ...p.endpoint },
         upstream: { host: n.host, port: n.port },
         pid: n.pid,

@@ -373,6 +373,11 @@ export type SlotMigrateEffect = "remove-add" | "remove" | "add" | "slot-shuffle"
 export interface ClusterSimulatorOptions {
   /** Primaries of the cluster (each gets an equal share of the slots). @default 3 */
   primaries?: number;
+  /**
+   * Replicas of each primary, behind proxies of their own like every node (their replication
+   * links pass through the primaries' proxies as raw streams). @default 0
+   */
+  replicasPerPrimary?: number;
   /** Address the proxies and the nodes bind (loopback). @default "127.0.0.1" */
   host?: string;
   /** Extra redis-server arguments for every node. */
@@ -473,6 +478,10 @@ export interface ClusterNodeInfo {
   index: number;
   /** The node id. */
   id: string;
+  /** Its role (as of the last migration or refresh). */
+  role: "primary" | "replica";
+  /** For a replica: the id of its primary. */
+  primaryId: string | null;
   /** The proxy clients connect to, which the node announces. */
   endpoint: Endpoint;
   /** The redis-server behind the proxy. */

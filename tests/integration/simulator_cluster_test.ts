@@ -518,3 +518,59 @@ describe("ClusterMaintenanceSimulator under load", () => {
     }
   });
 });
+
+describe("ClusterMaintenanceSimulator with replicas", () => {
+  it("replicates through the proxies; replicas serve READONLY reads, also after a migration", async () => {
+    const sim = await ClusterMaintenanceSimulator.start({ primaries: 3, replicasPerPrimary: 1 });
+    const all: RawClient[] = [];
+    const connect = async (e: Endpoint): Promise<RawClient> => {
+      const c = await RawClient.connect(e.port, e.host);
+      all.push(c);
+      return c;
+    };
+    try {
+      const nodes = sim.nodes();
+      assert.equal(nodes.length, 6);
+      assert.deepEqual(nodes.map((n) => n.role), [
+        "primary",
+        "primary",
+        "primary",
+        "replica",
+        "replica",
+        "replica",
+      ]);
+      const primary = nodes[0]!;
+      const replica = nodes.find((n) => n.primaryId === primary.id)!;
+      const p = await connect(primary.endpoint);
+      const key = slotKey(100, "rep:");
+      assert.equal(await p.call("SET", key, "v1"), "OK");
+      assert.equal(await p.call("WAIT", "1", "5000"), 1);
+      const r = await connect(replica.endpoint);
+      assert.equal(await r.call("READONLY"), "OK");
+      assert.equal(await r.call("GET", key), "v1");
+      // CLUSTER SHARDS names every node by its proxy, all of them online.
+      const shards = await p.call("CLUSTER", "SHARDS") as RespValue[][];
+      const ports: number[] = [];
+      for (const s of shards) {
+        for (const n of s[3] as RespValue[][]) {
+          ports.push(Number(n[n.indexOf("port") + 1]));
+          assert.equal(n[n.indexOf("health") + 1], "online");
+        }
+      }
+      assert.deepEqual(ports.sort(), nodes.map((n) => n.endpoint.port).sort());
+      // Move slot 100 to the second primary: its replica serves the key.
+      const res = await sim.slotMigrate({ effect: "slot-shuffle", slots: [100], target: 1 });
+      assert.equal(res.keys, 1);
+      const dstReplica = sim.nodes().find((n) => n.primaryId === nodes[1]!.id)!;
+      const d = await connect(nodes[1]!.endpoint);
+      assert.equal(await d.call("WAIT", "1", "5000"), 1);
+      const dr = await connect(dstReplica.endpoint);
+      assert.equal(await dr.call("READONLY"), "OK");
+      assert.equal(await dr.call("GET", key), "v1");
+      assert.match(errText(await r.call("GET", key)), /^MOVED 100 /);
+    } finally {
+      for (const c of all) await c.close();
+      await sim.close();
+    }
+  });
+});
