@@ -278,7 +278,8 @@ function connect(options: ConnectOptions, signal: AbortSignal | undefined): Prom
       else socket.end();
       settle?.(new Error("connection aborted"));
     };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) onAbort(); // aborted while Bun.connect ran
+    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await ready;
     } finally {

@@ -139,6 +139,7 @@ async function connect(
     modules = undefined;
     throw e;
   }
+  if (signal?.aborted) throw signal.reason; // aborted while the modules loaded
   return await new Promise<Transport>((resolve, reject) => {
     const o = options.tls;
     let socket: net.Socket;
