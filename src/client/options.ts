@@ -109,6 +109,19 @@ export interface RedisClientOptions {
    */
   closeTimeout?: number;
   /**
+   * Milliseconds of silence after which a connection writes a `PING`, so a dead network path
+   * (a NAT or load balancer that dropped the flow) is noticed on idle and subscribed connections
+   * too; 0 = never.
+   * @default {0}
+   */
+  pingInterval?: number;
+  /**
+   * Let the process exit while the client is open and idle: its sockets and timers do not keep
+   * it alive; a command in flight still does.
+   * @default {false}
+   */
+  unref?: boolean;
+  /**
    * Most commands waiting to be written while disconnected (or behind a full socket). A command
    * refused by this bound still starts the lazy connect. @default {100000}
    */
@@ -156,6 +169,8 @@ export interface ResolvedClientOptions {
   commandTimeout: number;
   reconnect: BackoffOptions | false;
   closeTimeout: number;
+  pingInterval: number;
+  unref: boolean;
   maxQueueLength: number;
   maxQueueBytes: number;
   maxExclusiveConnections: number;
@@ -219,6 +234,14 @@ function resolveReconnect(r: BackoffOptions | false | undefined): BackoffOptions
     );
   }
   return { ...r, baseDelay, maxDelay };
+}
+
+function resolveFlag(name: string, v: unknown): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== "boolean") {
+    throw new TypeError(`Cannot use ${name} ${String(v)}: expected true or false`);
+  }
+  return v;
 }
 
 /** A client name the server accepts: printable ASCII without spaces. */
@@ -316,6 +339,8 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
     commandTimeout: nonNegative("commandTimeout", o.commandTimeout, 5000),
     reconnect: resolveReconnect(o.reconnect),
     closeTimeout: nonNegative("closeTimeout", o.closeTimeout, 3000),
+    pingInterval: nonNegative("pingInterval", o.pingInterval, 0),
+    unref: resolveFlag("unref", o.unref),
     maxQueueLength: nonNegative("maxQueueLength", o.maxQueueLength, 100_000),
     maxQueueBytes: nonNegative("maxQueueBytes", o.maxQueueBytes, 64 * 1024 * 1024),
     maxExclusiveConnections: Math.max(

@@ -13,10 +13,15 @@ export class Link {
   readonly decoder: RespDecoder;
   closed = false;
   ready = false;
-  /** When the last reply to a command arrived (pushes do not count), or the socket opened. */
+  /**
+   * When the last timely reply to a command arrived, or the socket opened. Pushes and late
+   * replies (to commands that already timed out) do not count.
+   */
   lastReplyAt = 0;
-  /** Replies to commands so far (pushes do not count). */
+  /** Timely replies to commands so far. */
   replies = 0;
+  /** When bytes were last written or read (kept only with a ping interval). */
+  lastIoAt = 0;
   /** Commands with different timeouts were written: deadlines are not in order. */
   mixed = false;
   /** The token of the in-step check written after a timeout, while its reply is awaited. */

@@ -24,6 +24,7 @@ import {
   FLAG_ERRORS_AS_VALUES,
   FLAG_GROUP,
   FLAG_NO_REPLY,
+  FLAG_PING,
   FLAG_RAW,
   FLAG_SUBSCRIBE,
   FLAG_TRANSACTION,
@@ -159,6 +160,13 @@ export interface ConnectionOptions {
    * @default {false}
    */
   unref?: boolean;
+  /**
+   * Milliseconds of silence (nothing written, nothing read) after which a `PING` is written, so
+   * a dead network path is noticed also on an idle or subscribed connection; 0 = never. The PING
+   * times out like any command (after `commandTimeout`, or this interval when that is 0).
+   * @default {0}
+   */
+  pingInterval?: number;
   /** Where to log. */
   logger: Logger;
   /** Callbacks. */
@@ -334,6 +342,9 @@ export class Connection {
   readonly #label: string;
   /** Sockets and timers do not keep the process alive (see `ConnectionOptions.unref`). */
   readonly #unref: boolean;
+  readonly #pingInterval: number;
+  #pingTimer: TimerId | undefined;
+  readonly #pingCb = (): void => this.#onPingTimer();
   readonly #flushCb = (): void => this.#flush();
   readonly #timerCb = (): void => this.#onTimer();
 
@@ -348,6 +359,7 @@ export class Connection {
     this.#endpoint = options.endpoint;
     this.#label = options.label ?? "connection";
     this.#unref = options.unref === true;
+    this.#pingInterval = options.pingInterval ?? 0;
     this.#openSettings = this.#makeOpenSettings();
   }
 
@@ -747,6 +759,7 @@ export class Connection {
       if (this.#unref && inflight.length > 0) link.transport.ref?.();
     }
     if (enc.length > 0) {
+      if (this.#pingInterval > 0) link.lastIoAt = now;
       const ok = link.transport.write(enc.take());
       if (!ok) {
         this.#blocked = true;
@@ -907,8 +920,13 @@ export class Connection {
       // Pub/sub messages are taken from the current socket only: during a handoff both the old
       // and the new socket are subscribed for a moment, and each message must arrive once.
       if (link !== this.#link && this.#link !== undefined && MESSAGE_KINDS.has(k)) return;
-      // A subscribe-family command is answered by one confirmation per channel.
       const head = link.inflight.peek();
+      // A PING on a RESP2 subscribed socket is answered by ["pong", ""].
+      if (head !== undefined && (head.flags & FLAG_PING) !== 0 && k.toLowerCase() === "pong") {
+        this.#onReply(link, "PONG");
+        return;
+      }
+      // A subscribe-family command is answered by one confirmation per channel.
       if (head !== undefined && head.pushes > 0 && CONFIRM_KINDS.has(k)) {
         const expected = typeof head.cmd === "string" ? head.cmd.toLowerCase() : "";
         if (expected === k.toLowerCase() && --head.pushes === 0) {
@@ -936,6 +954,7 @@ export class Connection {
 
   #onData(link: Link, chunk: Uint8Array): void {
     const replies = link.replies;
+    if (this.#pingInterval > 0) link.lastIoAt = this.#clock.now();
     try {
       link.decoder.feed(chunk);
     } catch (e) {
@@ -1145,6 +1164,10 @@ export class Connection {
     this.#attempt = 0;
     link.lastReplyAt = this.#clock.now();
     if (this.#unref && link.inflight.length === 0) link.transport.unref?.();
+    if (this.#pingInterval > 0) {
+      link.lastIoAt = link.lastReplyAt;
+      this.#armPing(this.#pingInterval);
+    }
     // Commands a loading server refused on the previous socket go first.
     if (this.#retry.length > 0 || this.#loading) this.#releaseRetry();
     this.#o.hooks?.onReady?.(link.endpoint);
@@ -1366,6 +1389,32 @@ export class Connection {
     });
     link.mixed = true;
     link.transport.write(this.#encoder.take());
+  }
+
+  // ---- keep-alive ----
+
+  #armPing(ms: number): void {
+    this.#clock.clearTimer(this.#pingTimer);
+    this.#pingTimer = this.#setTimer(this.#pingCb, Math.max(1, ms));
+  }
+
+  /** Writes a PING when the current socket was silent for the ping interval. */
+  #onPingTimer(): void {
+    this.#pingTimer = undefined;
+    const link = this.#link;
+    // Re-armed when the next socket is installed.
+    if (link === undefined || this.#state !== STATE_READY) return;
+    const interval = this.#pingInterval;
+    const due = link.lastIoAt + interval - this.#clock.now();
+    if (due > 0) {
+      this.#armPing(due);
+      return;
+    }
+    if (link.inflight.length === 0 && this.#unsent.length === 0 && !this.#hold) {
+      const t = this.#o.commandTimeout || interval;
+      this.send(["PING"], undefined, FLAG_PING, t).catch(noop);
+    }
+    this.#armPing(interval);
   }
 
   // ---- handoff (maintenance MOVING) ----
@@ -1606,6 +1655,8 @@ export class Connection {
     this.#reconnectTimer = undefined;
     this.#clock.clearTimer(this.#closeTimer);
     this.#closeTimer = undefined;
+    this.#clock.clearTimer(this.#pingTimer);
+    this.#pingTimer = undefined;
     link?.wakeDrained();
     this.#o.hooks?.onClose?.();
     for (const w of this.#closeWaiters.splice(0)) w();

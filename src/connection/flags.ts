@@ -50,3 +50,5 @@ export const FLAG_GROUP = 1024;
 export const FLAG_ERRORS_AS_VALUES = 2048;
 /** Internal flag: one command of a transaction (`sendAll`), the last one included. */
 export const FLAG_TRANSACTION = 4096;
+/** Internal flag: a keep-alive PING written on an idle socket; its reply is discarded. */
+export const FLAG_PING = 8192;

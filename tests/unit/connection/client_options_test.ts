@@ -29,6 +29,15 @@ describe("connection options", () => {
     assert.throws(() => resolveClientOptions({ closeTimeout: -5 }), RangeError);
   });
 
+  it("pingInterval and unref are validated, off by default", () => {
+    const d = resolveClientOptions({});
+    assert.equal(d.pingInterval, 0);
+    assert.equal(d.unref, false);
+    assert.equal(resolveClientOptions({ pingInterval: 30_000, unref: true }).pingInterval, 30_000);
+    assert.throws(() => resolveClientOptions({ pingInterval: -1 }), RangeError);
+    assert.throws(() => resolveClientOptions({ unref: "yes" as never }), TypeError);
+  });
+
   it("a stray % in a URL password is a TypeError that does not show the password", () => {
     let err: unknown;
     try {
