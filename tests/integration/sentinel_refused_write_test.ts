@@ -4,6 +4,7 @@
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
+import { ReplyError } from "../../src/errors.ts";
 import { RedisSentinelClient, type SentinelSwitchDetail } from "../../src/sentinel/mod.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
@@ -75,6 +76,41 @@ describe("sentinel client: refused writes", () => {
       assert.equal(await client.incr("ro:n"), n + 1);
     } finally {
       process.kill(hung!.pid, "SIGCONT");
+    }
+  });
+
+  it("returns the refusal when no new master comes within failoverWait", async () => {
+    await using waiting = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      failoverWait: 300,
+    });
+    await using now = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      failoverWait: 0,
+    });
+    await Promise.all([waiting.connect(), now.connect()]);
+    assert.deepEqual(now.endpoint, waiting.endpoint);
+    const master = group.servers.find((s) => s.port === waiting.endpoint!.port)!;
+    // More replicas required than there are: every write is refused with NOREPLICAS.
+    await group.command(master, ["CONFIG", "SET", "min-replicas-to-write", "5"]);
+    try {
+      for (const [client, min, max] of [[waiting, 250, 3000], [now, 0, 200]] as const) {
+        const start = Date.now();
+        await assert.rejects(client.set("norep:k", "v"), (e: Error) => {
+          assert.ok(e instanceof ReplyError, String(e));
+          assert.equal(e.prefix, "NOREPLICAS");
+          return true;
+        });
+        const took = Date.now() - start;
+        assert.ok(took >= min && took < max, `refused after ${took} ms`);
+      }
+      // Reads are not refused; the client stays on the master.
+      assert.equal(await waiting.get("norep:k"), null);
+      assert.equal(waiting.endpoint?.port, master.port);
+    } finally {
+      await group.command(master, ["CONFIG", "SET", "min-replicas-to-write", "0"]);
     }
   });
 });
