@@ -12,7 +12,15 @@
  * @module
  */
 
-/** Counters of a cache, as returned by `cacheStats()`. */
+/**
+ * Counters of a cache, as returned by `cacheStats()`.
+ *
+ * @example
+ * ```ts ignore
+ * const { hits, misses } = client.cacheStats()!;
+ * console.log(`hit ratio ${(hits / (hits + misses)).toFixed(3)}`);
+ * ```
+ */
 export interface CacheStats {
   /** Reads answered from memory. */
   hits: number;

@@ -45,8 +45,11 @@ export type CommandExec = (
 
 /** A command of a group sent together (a transaction). */
 export interface CacheGroupCommand {
+  /** The command. */
   args: RedisArgument[];
+  /** Its reply transform. */
   transform: Transform | undefined;
+  /** Its flags. */
   flags: number;
 }
 

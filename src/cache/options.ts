@@ -4,7 +4,15 @@
  * @module
  */
 
-/** Settings of the client-side cache (server-assisted, RESP3 tracking or RESP2 redirect). */
+/**
+ * Settings of the client-side cache (server-assisted, RESP3 tracking or RESP2 redirect).
+ *
+ * @example
+ * ```ts
+ * import type { ClientSideCacheOptions } from "@edge/redis";
+ * const cache: ClientSideCacheOptions = { maxEntries: 50_000, mode: "broadcast", prefixes: ["user:"] };
+ * ```
+ */
 export interface ClientSideCacheOptions {
   /**
    * Most replies kept; past it the least recently used one is evicted.
