@@ -876,13 +876,46 @@ export class RedisClusterClient extends RedisCommands<string>
           return this.#crossSlot(args, idx, transform, flags, timeout);
         }
       }
-      return this.#send(this.#job(args, transform, flags, blockMs, timeout, slot, undefined));
+      return this.#sendKeyed(args, transform, flags, blockMs, timeout, slot);
     }
     const policy = commandPolicy(args);
     if (policy?.request === "all_shards" || policy?.request === "all_nodes") {
       return this.#fanOut(args, transform, flags, timeout, policy);
     }
     return this.#send(this.#job(args, transform, flags, blockMs, timeout, -1, undefined));
+  }
+
+  /**
+   * The first attempt of a keyed command: straight to the slot's node; the `Job` that carries
+   * redirections and retries is only made when the node refuses or the connection fails (the
+   * retry budget counts from then).
+   */
+  #sendKeyed(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+    slot: number,
+  ): Promise<unknown> {
+    const i = this.#topo.slots[slot]!;
+    if (i !== NO_NODE && this.#slotMoves.size === 0) {
+      const k = this.#readIndex(i, flags);
+      const address = this.#topo.nodes[k]!.address;
+      if (this.#down.size === 0 || !this.#down.has(address)) {
+        const node = this.#execAt(k);
+        return node.run(args, transform, flags & ~FLAG_ERRORS_AS_VALUES, blockMs, timeout).then(
+          undefined,
+          (e) => {
+            const job = this.#job(args, transform, flags, blockMs, timeout, slot, undefined);
+            job.attempts = 1;
+            job.last = address;
+            return this.#onError(job, e, node, address);
+          },
+        );
+      }
+    }
+    return this.#send(this.#job(args, transform, flags, blockMs, timeout, slot, undefined));
   }
 
   /** The address of the node for the next attempt, or `undefined` when none serves the slot. */
