@@ -5,7 +5,7 @@
  * @module
  */
 
-import { tlsFetch } from "../transport/fetch_tls.ts";
+import { type TlsFetch, tlsFetch } from "../transport/fetch_tls.ts";
 import type { Logger } from "../logger.ts";
 import type { HealthCheckStrategy, HealthCheckTarget } from "./health_check.ts";
 
@@ -94,7 +94,8 @@ function findUid(list: unknown, host: string, port: number | undefined): number 
  * logged.
  *
  * @param options The API, credentials, tolerance and TLS settings.
- * @returns The health check strategy.
+ * @returns The health check strategy; its `close()` releases the HTTP client it made for `ca`
+ *   (the multi-database client calls it when it closes).
  *
  * @example
  * ```ts ignore
@@ -110,7 +111,9 @@ function findUid(list: unknown, host: string, port: number | undefined): number 
  * });
  * ```
  */
-export function lagAwareHealthCheck(options: LagAwareHealthCheckOptions): HealthCheckStrategy {
+export function lagAwareHealthCheck(
+  options: LagAwareHealthCheckOptions,
+): HealthCheckStrategy & { close(): void } {
   if (options === null || typeof options !== "object") {
     throw new TypeError("Cannot create the lag-aware health check: expected an options object");
   }
@@ -142,17 +145,21 @@ export function lagAwareHealthCheck(options: LagAwareHealthCheckOptions): Health
   const auth = `Basic ${btoa(`${options.username}:${options.password}`)}`;
   let cachedUid = options.uid;
   let fetcher = options.fetch;
+  let owned: TlsFetch | undefined;
   const logger = options.logger;
 
   const get = async (path: string, signal: AbortSignal): Promise<Response> => {
-    if (fetcher === undefined) fetcher = tlsFetch(options.ca).fetch;
+    if (fetcher === undefined) {
+      owned = tlsFetch(options.ca);
+      fetcher = owned.fetch;
+    }
     return await fetcher(`${root}${path}`, {
       headers: { authorization: auth, accept: "application/json" },
       signal,
     });
   };
 
-  return async (target: HealthCheckTarget): Promise<boolean> => {
+  const check = async (target: HealthCheckTarget): Promise<boolean> => {
     const host = options.host ?? target.endpoint?.host;
     const where = `the REST API at ${base.origin}`;
     try {
@@ -192,4 +199,13 @@ export function lagAwareHealthCheck(options: LagAwareHealthCheckOptions): Health
       throw new Error(`Cannot check "${target.database}" via ${where}: ${why}`);
     }
   };
+  // The HTTP client holding the CA is released by close() (the client calls it when it closes);
+  // a later check makes a new one.
+  return Object.assign(check, {
+    close(): void {
+      owned?.close();
+      owned = undefined;
+      if (options.fetch === undefined) fetcher = undefined;
+    },
+  });
 }

@@ -920,6 +920,9 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
     this.#o.clock.clearTimer(this.#failbackTimer);
     this.#failbackTimer = undefined;
     for (const m of this.#monitors.values()) m.stop();
+    for (const d of this.#dbs) {
+      (d.config.healthCheck?.strategy as { close?: () => void } | undefined)?.close?.();
+    }
     for (const s of this.#sleeps) {
       this.#o.clock.clearTimer(s.timer);
       s.reject(new ClosedError("Cannot retry the command: the client is closed"));
