@@ -168,6 +168,22 @@ const FAMILIES: Family[] = [
     after: 2,
   },
   {
+    name: "XRANGE",
+    seed: (w, k) => w.xadd(k, "1-1", { f: "1" }),
+    read: async (c, k) => (await c.xrange(k)).map((e) => e.id),
+    change: (w, k) => w.xadd(k, "2-1", { f: "2" }),
+    before: ["1-1"],
+    after: ["1-1", "2-1"],
+  },
+  {
+    name: "GEOPOS",
+    seed: (w, k) => w.geoadd(k, { longitude: 13.361389, latitude: 38.115556, member: "a" }),
+    read: async (c, k) => (await c.geopos(k, "b"))[0] === null,
+    change: (w, k) => w.geoadd(k, { longitude: 15.087269, latitude: 37.502669, member: "b" }),
+    before: true,
+    after: false,
+  },
+  {
     name: "TYPE",
     seed: (w, k) => w.set(k, "x"),
     read: (c, k) => c.type(k),
