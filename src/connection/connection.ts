@@ -1118,15 +1118,14 @@ export class Connection {
     const moved = !sameEndpoint(endpoint, this.#endpoint);
     try {
       const ct = this.#connectTimeout(endpoint);
-      // A maintenance target is always dialled with a bound; one that fails is not dialled again.
+      // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
+      // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
+      // resolveEndpoint points keeps trying there.)
       const link = await this.#openLink(
         endpoint,
         moved ? ct || this.#o.connectTimeout || HANDOFF_CONNECT_MS : ct,
         signal,
-      ).catch((e) => {
-        if (moved && !signal?.aborted) this.#unreachable = endpoint;
-        throw e;
-      });
+      );
       if (this.#state >= STATE_CLOSING) {
         link.closed = true;
         link.transport.close();
