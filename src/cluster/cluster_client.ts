@@ -1573,7 +1573,9 @@ export class RedisClusterClient extends RedisCommands<string>
     if (this.#moving.has(key)) return;
     this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
     const slot = keySlot(channel);
-    const run = this.#innerSubscribe("shard", channel).catch((e) => {
+    const run = this.#subscribeElsewhere(channel, address).then((done) =>
+      done ? undefined : this.#innerSubscribe("shard", channel)
+    ).catch((e) => {
       this.#emit("error", e);
     }).finally(() => {
       this.#moving.delete(key);
@@ -1582,6 +1584,55 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#moving.set(key, run);
     this.#slotMoves.set(slot, run);
     this.#scheduleRefresh();
+  }
+
+  /**
+   * The node a shard channel was on ended it: its slot now belongs to another primary, which one
+   * the table may not know yet. Subscribing on every other primary at once takes one round trip
+   * (the others answer MOVED, which also patches the table); the first to confirm keeps it.
+   *
+   * @returns Whether a node took the subscription.
+   */
+  async #subscribeElsewhere(channel: string, from: string): Promise<boolean> {
+    const others = this.#primaries.map((i) => this.#topo.nodes[i]!.address).filter((a) =>
+      a !== from
+    );
+    if (others.length === 0) return false;
+    const listener = this.#listener("shard");
+    const attempts = others.map((a) =>
+      this.#executor(a).subscribe("shard", channel, listener, this.#settings.maxBufferedMessages)
+        .then((sub) => ({ address: a, sub }), (e) => {
+          const r = e instanceof ReplyError
+            ? parseRedirect(e, this.#executor(a).endpoint)
+            : undefined;
+          if (r && !r.ask) this.#patch(r.slot, this.#map(r.to));
+          return undefined;
+        })
+    );
+    const won = await new Promise<{ address: string; sub: Subscription } | undefined>((resolve) => {
+      let left = attempts.length;
+      let done = false;
+      for (const p of attempts) {
+        p.then((r) => {
+          if (r && !done) {
+            done = true;
+            resolve(r);
+          } else if (r) {
+            // A second node confirmed too (a stale owner): keep only the first.
+            r.sub.unsubscribe().catch(() => {});
+          }
+          if (--left === 0 && !done) resolve(undefined);
+        });
+      }
+    });
+    if (!won) return false;
+    if (!this.#wanted.shard.has(channel)) {
+      won.sub.unsubscribe().catch(() => {});
+      return true;
+    }
+    this.#inner.shard.set(channel, { node: won.address, sub: won.sub });
+    this.#logger.debug(`Subscribed the shard channel "${channel}" again on "${won.address}"`);
+    return true;
   }
 
   /** Moves one subscription to `to`: subscribed there first, then dropped where it was. */

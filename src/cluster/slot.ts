@@ -49,7 +49,14 @@ export function crc16(bytes: Uint8Array, start = 0, end: number = bytes.length):
 /** CRC16 of the UTF-8 encoding of `s[start, end)`, without allocating (lone surrogates as U+FFFD). */
 function crc16String(s: string, start: number, end: number): number {
   let crc = 0;
-  for (let i = start; i < end; i++) {
+  let i = start;
+  // ASCII keys: one table lookup per character.
+  for (; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    crc = ((crc << 8) & 0xffff) ^ TABLE[((crc >>> 8) ^ c) & 0xff]!;
+  }
+  for (; i < end; i++) {
     let c = s.charCodeAt(i);
     if (c < 0x80) {
       crc = step(crc, c);

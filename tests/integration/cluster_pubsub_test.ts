@@ -86,8 +86,8 @@ describe("cluster pub/sub", () => {
           // sent again: nothing can fall between the two subscriptions.
           assert.equal(missing, 0, "every message arrives");
         } else {
-          // Another publisher may reach the new owner in the round trip between the old owner
-          // ending the subscription and the client subscribing again there.
+          // Another publisher may reach the new owner in the one round trip between the old
+          // owner ending the subscription and the client subscribing again there.
           assert.ok(missing <= Math.max(5, sent / 100), `${missing} of ${sent} missing`);
         }
         // The subscription now lives on the new owner only.
