@@ -104,7 +104,7 @@ export function createSessionOpener(s: DialSettings): SessionOpener {
       lost?.(e);
     };
     client.addEventListener("reconnecting", (ev) => {
-      fire((ev as CustomEvent<{ error?: Error }>).detail?.error);
+      fire(ev.detail.error);
     });
     try {
       // RESP2 keeps pub/sub on a connection of its own: the shared one must be up to notice

@@ -53,7 +53,7 @@ describe("sentinel client: discovery and the standalone API", () => {
       sentinels: [`127.0.0.1:${down}`, toNowhere.url, toReplica.url, group.sentinelUrls[0]!],
     });
     const switches: unknown[] = [];
-    client.addEventListener("switch", (e) => switches.push((e as CustomEvent).detail));
+    client.addEventListener("switch", (e) => switches.push(e.detail));
     try {
       await client.connect();
       assert.deepEqual(client.endpoint, { host: "127.0.0.1", port: group.master.port });
@@ -117,7 +117,7 @@ describe("sentinel client: discovery and the standalone API", () => {
       sentinels: [group.sentinelUrls[1]!],
     });
     const added: { host: string; port: number }[] = [];
-    client.addEventListener("sentinel-added", (e) => added.push((e as CustomEvent).detail));
+    client.addEventListener("sentinel-added", (e) => added.push(e.detail));
     await client.ping();
     const expected = group.sentinels.filter((s) => s.url !== group.sentinelUrls[1]).map((s) =>
       s.port

@@ -13,7 +13,7 @@ import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 function switches(client: RedisSentinelClient): { at: number; detail: SentinelSwitchDetail }[] {
   const out: { at: number; detail: SentinelSwitchDetail }[] = [];
   client.addEventListener("switch", (e) => {
-    const detail = (e as CustomEvent<SentinelSwitchDetail>).detail;
+    const detail = e.detail;
     if (detail.from !== undefined) out.push({ at: Date.now(), detail });
   });
   return out;

@@ -33,7 +33,7 @@ describe("sentinel client: refused writes", () => {
     });
     const seen: SentinelSwitchDetail[] = [];
     client.addEventListener("switch", (e) => {
-      const d = (e as CustomEvent<SentinelSwitchDetail>).detail;
+      const d = e.detail;
       if (d.from) seen.push(d);
     });
     assert.equal(await client.incr("ro:n"), 1);

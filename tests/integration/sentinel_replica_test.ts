@@ -49,7 +49,7 @@ describe("sentinel client: replica reads", () => {
     });
     const moves: { at: number; detail: SentinelSwitchDetail }[] = [];
     reader.addEventListener("switch", (e) => {
-      const detail = (e as CustomEvent<SentinelSwitchDetail>).detail;
+      const detail = e.detail;
       if (detail.from) moves.push({ at: Date.now(), detail });
     });
     await reader.ping();
@@ -84,7 +84,7 @@ describe("sentinel client: replica reads", () => {
     });
     const moves: { at: number; detail: SentinelSwitchDetail }[] = [];
     reader.addEventListener("switch", (e) => {
-      const detail = (e as CustomEvent<SentinelSwitchDetail>).detail;
+      const detail = e.detail;
       if (detail.from) moves.push({ at: Date.now(), detail });
     });
     await writer.set("replica:n", "1");
