@@ -1,5 +1,6 @@
-// Handoff retargeting: a second MOVING (new target) that arrives while the replacement socket to
-// the first target is still in its handshake still moves the shared connection to the new target.
+// MOVING handoffs through RedisClient: a second MOVING that arrives while the replacement to the
+// first target is still in its handshake moves the shared connection on to the new target; with
+// relaxedTimeout 0, a target that never answers does not hang commands.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../../mod.ts";
@@ -79,7 +80,7 @@ class MemRedis implements Transport {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("MOVING handoff retarget", () => {
+describe("MOVING handoff through RedisClient", () => {
   it("a retarget during the replacement's handshake ends on the new target", async () => {
     const transports: MemRedis[] = [];
     const client = new RedisClient({
@@ -125,6 +126,39 @@ describe("MOVING handoff retarget", () => {
         "a handoff-retarget retiring the shared connection was decided",
       );
       assert.equal(where, "from 7002", "commands are served by the latest MOVING target");
+    } finally {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([client.close(), new Promise((r) => timer = setTimeout(r, 1000))]);
+      clearTimeout(timer);
+      for (const t of transports) t.close();
+    }
+  });
+  it("with relaxedTimeout 0, a MOVING to a target that never answers does not hang commands", async () => {
+    const transports: MemRedis[] = [];
+    const client = new RedisClient({
+      host: "127.0.0.1",
+      port: 7000,
+      connectTimeout: 300,
+      commandTimeout: 2000,
+      connector: (o) => {
+        if (o.port === 7001) return new Promise(() => {}); // the target never answers
+        const t = new MemRedis(o, false);
+        transports.push(t);
+        return Promise.resolve(t);
+      },
+      maintenanceNotifications: { mode: "enabled", relaxedTimeout: 0 },
+    });
+    try {
+      await client.connect();
+      transports[0]!.moving(1, 30, "127.0.0.1:7001");
+      await sleep(20);
+      const t0 = Date.now();
+      const where = await client.get("k");
+      assert.equal(where, "from 7000", "served by the old endpoint");
+      assert.ok(
+        Date.now() - t0 < 1500,
+        `answered after the bounded connect (${Date.now() - t0} ms)`,
+      );
     } finally {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([client.close(), new Promise((r) => timer = setTimeout(r, 1000))]);
