@@ -280,6 +280,31 @@ describe("sentinel client: sentinels with a password", () => {
     assert.equal(client.endpoint?.port, group.master.port);
   });
 
+  it("connects as an ACL user of the sentinels", async () => {
+    for (const s of group.sentinels) {
+      await group.sentinelCommand(s, ["ACL", "SETUSER", "watcher", "on", ">watcher-pw", "+@all"]);
+    }
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      sentinelUsername: "watcher",
+      sentinelPassword: "watcher-pw",
+    });
+    assert.equal(await client.ping(), "PONG");
+    const bad = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      sentinelUsername: "watcher",
+      sentinelPassword: "not-the-watcher-pw",
+    });
+    await assert.rejects(bad.ping(), (e: Error) => {
+      assert.match(e.message, /cannot authenticate as "watcher"/);
+      assert.ok(!e.message.includes("not-the-watcher-pw"), e.message);
+      return true;
+    });
+    await bad.close();
+  });
+
   it("rejects a wrong sentinel password naming the sentinels, never the password", async () => {
     const client = new RedisSentinelClient({
       masterName: group.masterName,
