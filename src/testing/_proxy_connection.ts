@@ -49,6 +49,8 @@ export interface ProxyHost {
   optInReplay(conn: ProxyConnection): Uint8Array[];
   /** Called once when the connection is gone. */
   closed(conn: ProxyConnection): void;
+  /** Called for every MOVED / ASK reply forwarded to the client. */
+  redirected?(conn: ProxyConnection, record: RedirectRecord): void;
   /** Logs a diagnostic. */
   debug(message: string): void;
 }
@@ -788,8 +790,15 @@ export class ProxyConnection {
     const kind = m[1] as "MOVED" | "ASK";
     if (kind === "MOVED") this.moved++;
     else this.ask++;
-    this.redirects.push({ kind, slot: Number(m[2]), target: m[3]!.trim(), at: Date.now() });
+    const record: RedirectRecord = {
+      kind,
+      slot: Number(m[2]),
+      target: m[3]!.trim(),
+      at: Date.now(),
+    };
+    this.redirects.push(record);
     if (this.redirects.length > REDIRECT_LOG_LIMIT) this.redirects.shift();
+    this.#host.redirected?.(this, record);
   }
 
   #flushSlots(): void {

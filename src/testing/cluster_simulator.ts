@@ -48,6 +48,9 @@ interface NodeProxy {
   host: ProxyHost;
 }
 
+/** MOVED / ASK records kept (the older half is dropped beyond it). */
+const REDIRECT_LOG_LIMIT = 200_000;
+
 const EFFECTS: readonly SlotMigrateEffect[] = ["remove-add", "remove", "add", "slot-shuffle"];
 
 function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
@@ -110,6 +113,7 @@ export class ClusterMaintenanceSimulator {
   #actions = new Map<string, ActionStatus>();
   #busy: Promise<unknown> = Promise.resolve();
   #migrations: Promise<unknown> = Promise.resolve();
+  #redirects: RedirectInfo[] = [];
   #timers = new Set<() => void>();
   #closed = false;
 
@@ -251,7 +255,8 @@ export class ClusterMaintenanceSimulator {
   }
 
   /**
-   * Every MOVED and ASK reply forwarded to a connection that is still open, oldest first.
+   * Every MOVED and ASK reply the proxies forwarded, oldest first, also those of connections
+   * closed since (the latest 100 000 at least).
    *
    * @param filter `since`: only those forwarded at or after this time (ms since the epoch);
    * `slots`: only those naming one of these slots.
@@ -267,16 +272,9 @@ export class ClusterMaintenanceSimulator {
   redirects(filter: { since?: number; slots?: Iterable<number> } = {}): RedirectInfo[] {
     const since = filter.since ?? 0;
     const slots = filter.slots === undefined ? undefined : new Set(filter.slots);
-    const out: RedirectInfo[] = [];
-    for (const p of this.#proxies) {
-      for (const c of p.conns) {
-        for (const r of c.redirects) {
-          if (r.at < since || (slots !== undefined && !slots.has(r.slot))) continue;
-          out.push({ connection: c.id, endpoint: p.key, ...r });
-        }
-      }
-    }
-    return out.sort((a, b) => a.at - b.at);
+    return this.#redirects
+      .filter((r) => r.at >= since && (slots === undefined || slots.has(r.slot)))
+      .map((r) => ({ ...r }));
   }
 
   /**
@@ -605,7 +603,7 @@ export class ClusterMaintenanceSimulator {
   #live(): NodeProxy[] {
     if (!this.#cluster) return [];
     const idx = new Set(this.#cluster.nodes.map((n) => n.index));
-    return this.#proxies.filter((p) => idx.has(p.index));
+    return this.#proxies.filter((p) => idx.has(p.index)).sort((a, b) => a.index - b.index);
   }
 
   async #addProxy(index: number, host: string, upstream: Endpoint): Promise<Endpoint> {
@@ -620,6 +618,16 @@ export class ClusterMaintenanceSimulator {
       optInReplay: () => [],
       closed: (conn) => {
         conns.delete(conn);
+      },
+      redirected: (conn, r) => {
+        this.#redirects.push({
+          connection: conn.id,
+          endpoint: hostPort(conn.endpoint.host, conn.endpoint.port),
+          ...r,
+        });
+        if (this.#redirects.length > REDIRECT_LOG_LIMIT) {
+          this.#redirects = this.#redirects.slice(-REDIRECT_LOG_LIMIT / 2);
+        }
       },
       debug: (m) => this.#debug(m),
     };

@@ -199,6 +199,14 @@ describe("ClusterMaintenanceSimulator", () => {
     const info = sim.connections().find((x) => x.id === late[0]!.connection)!;
     assert.equal(info.ask, 1);
     assert.equal(info.moved, 1);
+    // The log keeps the redirects of connections closed since.
+    await c.close();
+    const gone = Date.now() + 5_000;
+    while (sim.connections().some((x) => x.id === late[0]!.connection) && Date.now() < gone) {
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.equal(sim.connections().some((x) => x.id === late[0]!.connection), false);
+    assert.deepEqual(sim.redirects({ since: doneAt, slots: [slot] }), late);
   });
 
   it("notify: involved skips the other nodes; entryShape: pairs writes [dst, slots]", async () => {
