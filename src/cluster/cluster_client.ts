@@ -878,6 +878,11 @@ export class RedisClusterClient extends RedisCommands<string>
       }
       return this.#sendKeyed(args, transform, flags, blockMs, timeout, slot);
     }
+    if (idx === undefined && args.length > 1) {
+      // A command the key table does not know (a module's): its key is most often the first
+      // argument; a MOVED corrects the slot otherwise.
+      return this.#sendKeyed(args, transform, flags, blockMs, timeout, keySlot(args[1]!));
+    }
     const policy = commandPolicy(args);
     if (policy?.request === "all_shards" || policy?.request === "all_nodes") {
       return this.#fanOut(args, transform, flags, timeout, policy);
@@ -1040,6 +1045,8 @@ export class RedisClusterClient extends RedisCommands<string>
         }
         this.#stats.moved++;
         job.node = undefined;
+        // The server's slot wins (a command whose keys the table does not know).
+        job.slot = r.slot;
         this.#patch(r.slot, to);
         const moving = this.#moveShardSubscriptions(r.slot);
         return moving ? moving.then(() => this.#send(job)) : this.#send(job);
@@ -1500,6 +1507,12 @@ export class RedisClusterClient extends RedisCommands<string>
       wanted.delete(n);
       const inner = map.get(n);
       map.delete(n);
+      if (inner && kind === "shard" && this.#subscriptionNode("shard", n) !== inner.node) {
+        // The slot left that node, which ended the subscription itself and would answer
+        // SUNSUBSCRIBE with a redirect.
+        this.#nodes.get(inner.node)?.pubsub.forget("shard", [n]);
+        return undefined;
+      }
       return inner?.sub.unsubscribe();
     }));
   }

@@ -90,7 +90,8 @@ class FakeCluster {
       }
       return undefined;
     }
-    const key = cmd[1]!;
+    // MOD.AT2: a command unknown to the key table, with its key at index 2.
+    const key = name === "MOD.AT2" ? cmd[2]! : cmd[1]!;
     const slot = keySlot(key);
     const owner = this.ownerOf(slot);
     if (owner !== port) return [new ReplyError(`MOVED ${slot} 127.0.0.1:${owner}`)];
@@ -112,7 +113,7 @@ class FakeCluster {
       data.set(key, cmd[2]!);
       return ["OK"];
     }
-    if (name === "GET") return [data.get(key) ?? null];
+    if (name === "GET" || name === "MOD.GET" || name === "MOD.AT2") return [data.get(key) ?? null];
     if (name === "INCR") {
       const n = Number(data.get(key) ?? 0) + 1;
       data.set(key, String(n));
@@ -298,6 +299,20 @@ describe("RedisClusterClient redirects and retries", () => {
     const end2 = Date.now() + 1000;
     while (got.length === 0 && Date.now() < end2) await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(got, ["hi"]);
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("routes commands the key table does not know by their first argument, corrected by MOVED", async () => {
+    const client = cluster.client();
+    await client.set(keyB, "b");
+    const before = cluster.seen.length;
+    assert.equal(await client.sendCommand(["MOD.GET", keyB]), "b");
+    assert.deepEqual(cluster.seen.slice(before).map((x) => x.port), [B]);
+    // The key is elsewhere: the node's MOVED names the slot to use.
+    const a = cluster.seen.length;
+    assert.equal(await client.sendCommand(["MOD.AT2", keyA, keyB]), "b");
+    assert.deepEqual(cluster.seen.slice(a).map((x) => x.port), [A, B]);
     await client.close();
     await assertNoLeaks();
   });
