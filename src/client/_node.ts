@@ -223,6 +223,8 @@ export class NodeExecutor {
       connectTimeout: s.connectTimeout,
       commandTimeout: s.commandTimeout,
       closeTimeout: s.closeTimeout,
+      pingInterval: s.pingInterval,
+      unref: s.unref,
       // An exclusive connection serves one caller's session (WATCH, a blocking pop): a new
       // socket under it would silently drop its state, so it is never reconnected.
       reconnect: role === "exclusive" ? false : s.reconnect,
@@ -276,16 +278,19 @@ export class NodeExecutor {
     flags: number,
     blockMs?: number,
     timeout?: number,
+    signal?: AbortSignal,
   ): Promise<unknown> {
     if (this.#closed) return Promise.reject(this.#closedError("send the command"));
-    if ((flags & FLAG_BLOCKING) === 0) return this.shared.send(args, transform, flags, timeout);
+    if ((flags & FLAG_BLOCKING) === 0) {
+      return this.shared.send(args, transform, flags, timeout, signal);
+    }
     const name = args[0];
     if (name === "WAIT" || name === "WAITAOF") {
       // WAIT counts the acknowledgements of the writes of the connection it runs on: the shared
       // one, where the client's writes went. It holds that connection for up to its timeout.
-      return this.shared.send(args, transform, flags, this.blockingTimeout(flags, blockMs));
+      return this.shared.send(args, transform, flags, this.blockingTimeout(flags, blockMs), signal);
     }
-    return this.runExclusive(args, transform, flags, blockMs ?? 0);
+    return this.runExclusive(args, transform, flags, blockMs ?? 0, signal);
   }
 
   /** Runs one command on an exclusive connection, with the blocking timeout of `blockMs`. */
@@ -294,16 +299,19 @@ export class NodeExecutor {
     transform: Transform | undefined,
     flags: number,
     blockMs: number,
+    signal?: AbortSignal,
   ): Promise<unknown> {
+    if (signal?.aborted) throw signal.reason;
     const conn = await this.#pool.acquire();
     const timeout = this.blockingTimeout(flags | FLAG_BLOCKING, blockMs);
     try {
-      const v = await conn.send(args, transform, flags, timeout);
+      const v = await conn.send(args, transform, flags, timeout, signal);
       this.#pool.release(conn);
       return v;
     } catch (e) {
-      // A blocked connection that timed out still waits for its reply: do not reuse it.
-      if (e instanceof TimeoutError || conn.closed) this.#pool.discard(conn);
+      // A blocked connection that timed out, or whose caller gave up, still waits for its
+      // reply: do not reuse it.
+      if (e instanceof TimeoutError || conn.closed || signal?.aborted) this.#pool.discard(conn);
       else this.#pool.release(conn);
       throw e;
     }
@@ -375,10 +383,10 @@ export class NodeExecutor {
     return this.pubsub.add(sub).then(() => sub);
   }
 
-  /** Connects the shared connection now. */
-  connect(): Promise<void> {
+  /** Connects the shared connection now; `signal` gives up the attempt. */
+  connect(options?: { signal?: AbortSignal }): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closedError("connect"));
-    return this.shared.connect();
+    return this.shared.connect(options);
   }
 
   /**

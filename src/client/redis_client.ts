@@ -55,6 +55,12 @@ export interface SendCommandOptions {
   blockMs?: number;
   /** Send-to-reply timeout for this command, in ms; 0 = none. Defaults to `commandTimeout`. */
   timeout?: number;
+  /**
+   * Gives up waiting: the command rejects with the signal's `reason`. A command not yet written
+   * is dropped (never sent); one already written keeps its place in the reply stream and its late
+   * reply is discarded; a blocking one's exclusive connection is closed.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of the `scan` family of iterators. */
@@ -216,10 +222,17 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
   /**
    * Connects now instead of on the first command.
    *
+   * @param options `signal` gives up the attempt (its dial included): `connect()` then rejects
+   *   with a `ConnectionError` whose `cause` is the signal's reason; the client stays usable.
    * @returns Resolves when the connection is ready; rejects with a `ConnectionError` or `TimeoutError`.
+   *
+   * @example
+   * ```ts ignore
+   * await client.connect({ signal: AbortSignal.timeout(1_000) });
+   * ```
    */
-  connect(): Promise<void> {
-    return this.#node.connect();
+  connect(options?: { signal?: AbortSignal }): Promise<void> {
+    return this.#node.connect(options);
   }
 
   /**
@@ -256,18 +269,15 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
         options.blockMs,
         (a, t, f, b) =>
           b !== undefined
-            ? this.#node.runExclusive(a, t, f, b)
-            : this.#node.run(a, t, f, undefined, options.timeout),
+            ? this.#node.runExclusive(a, t, f, b, options.signal)
+            : this.#node.run(a, t, f, undefined, options.timeout, options.signal),
       ) as Promise<RespValue>;
     }
-    if (options.blockMs !== undefined) {
-      return this.#node.runExclusive(args, undefined, flags, options.blockMs) as Promise<
-        RespValue
-      >;
-    }
-    return this.#node.run(args, undefined, flags, undefined, options.timeout) as Promise<
-      RespValue
-    >;
+    const { blockMs, timeout, signal } = options;
+    const reply = blockMs !== undefined
+      ? this.#node.runExclusive(args, undefined, flags, blockMs, signal)
+      : this.#node.run(args, undefined, flags, undefined, timeout, signal);
+    return reply as Promise<RespValue>;
   }
 
   /**
