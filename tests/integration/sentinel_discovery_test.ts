@@ -255,13 +255,14 @@ describe("sentinel client: discovery and the standalone API", () => {
   });
 });
 
-describe("sentinel client: sentinels with a password", () => {
+describe("sentinel client: sentinels and data nodes with passwords", () => {
   let group: SentinelGroup;
   before(async () => {
     group = await startSentinelGroup({
       replicas: 1,
       sentinels: 2,
       sentinelPassword: "sentinel-pw-1",
+      password: "data-pw-1",
     });
   });
   after(async () => {
@@ -270,14 +271,38 @@ describe("sentinel client: sentinels with a password", () => {
   beforeEach(markLeakBaseline);
   afterEach(assertNoLeaks);
 
-  it("connects with the sentinel password", async () => {
+  it("connects with the sentinel password and the data password", async () => {
     await using client = new RedisSentinelClient({
       masterName: group.masterName,
       sentinels: group.sentinelUrls,
       sentinelPassword: "sentinel-pw-1",
+      password: "data-pw-1",
     });
     assert.equal(await client.ping(), "PONG");
     assert.equal(client.endpoint?.port, group.master.port);
+  });
+
+  it("rejects a wrong data password naming the master the sentinels named, never the password", async () => {
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      sentinelPassword: "sentinel-pw-1",
+      password: "wrong-data-pw",
+    });
+    try {
+      await assert.rejects(client.ping(), (e: Error) => {
+        assert.ok(e instanceof ConnectionError, String(e));
+        assert.match(e.message, /no sentinel named a reachable master/);
+        assert.ok(
+          e.message.includes(`named 127.0.0.1:${group.master.port}: cannot authenticate`),
+          e.message,
+        );
+        assert.ok(!e.message.includes("wrong-data-pw"), e.message);
+        return true;
+      });
+    } finally {
+      await client.close();
+    }
   });
 
   it("connects as an ACL user of the sentinels", async () => {
@@ -289,6 +314,7 @@ describe("sentinel client: sentinels with a password", () => {
       sentinels: group.sentinelUrls,
       sentinelUsername: "watcher",
       sentinelPassword: "watcher-pw",
+      password: "data-pw-1",
     });
     assert.equal(await client.ping(), "PONG");
     const bad = new RedisSentinelClient({
