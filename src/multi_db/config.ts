@@ -14,12 +14,26 @@ import {
   pingHealthCheck,
 } from "./health_check.ts";
 
-/** Why the active database changed. */
+/**
+ * Why the active database changed.
+ *
+ * @example
+ * ```ts
+ * import type { SwitchReason } from "@edge/redis/multi-db";
+ * const planned = (r: SwitchReason) => r === "FAILBACK" || r === "FORCED";
+ * ```
+ */
 export type SwitchReason = "HEALTH_CHECK" | "CIRCUIT_BREAKER" | "FAILBACK" | "FORCED";
 
 /**
  * How many databases must pass their first health check before the client serves commands.
  * `"all-available"`: every one; `"majority-available"`: more than half; `"one-available"`: one.
+ *
+ * @example
+ * ```ts
+ * import type { InitializationPolicy } from "@edge/redis/multi-db";
+ * const strict: InitializationPolicy = "all-available";
+ * ```
  */
 export type InitializationPolicy = "all-available" | "majority-available" | "one-available";
 
@@ -71,6 +85,12 @@ export interface HealthCheckOptions {
  * A database's health check: a strategy (the PING check, `lagAwareHealthCheck(...)`, or your
  * own function), the settings with an optional strategy, or `false` for none (the database is
  * then always considered healthy).
+ *
+ * @example
+ * ```ts
+ * import { type DatabaseHealthCheck, pingHealthCheck } from "@edge/redis/multi-db";
+ * const checks: DatabaseHealthCheck[] = [false, pingHealthCheck, { probes: 1, interval: 1000 }];
+ * ```
  */
 export type DatabaseHealthCheck =
   | false
@@ -299,7 +319,15 @@ export interface ResolvedMultiDbOptions {
   clock: MultiDbClock;
 }
 
-/** The defaults (Jedis, redis-py, go-redis and node-redis agree on them). */
+/**
+ * The defaults (Jedis, redis-py, go-redis and node-redis agree on them).
+ *
+ * @example
+ * ```ts
+ * import { MULTI_DB_DEFAULTS } from "@edge/redis/multi-db";
+ * console.log(MULTI_DB_DEFAULTS.gracePeriod); // 60000
+ * ```
+ */
 export const MULTI_DB_DEFAULTS: {
   readonly weight: 1;
   readonly healthCheck: Readonly<Required<HealthCheckOptions>>;

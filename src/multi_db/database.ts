@@ -14,7 +14,15 @@ import {
 } from "./database_client.ts";
 import { FailureDetector } from "./failure_detector.ts";
 
-/** The health of a database: `unknown` until its first check completed. */
+/**
+ * The health of a database: `unknown` until its first check completed.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseHealth } from "@edge/redis/multi-db";
+ * const known = (h: DatabaseHealth) => h !== "unknown";
+ * ```
+ */
 export type DatabaseHealth = "unknown" | "healthy" | "unhealthy";
 
 /**

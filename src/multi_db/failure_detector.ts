@@ -13,7 +13,15 @@
 
 import { CircuitBreaker, type CircuitBreakerOptions } from "../resilience/circuit_breaker.ts";
 
-/** What a recorded error did. */
+/**
+ * What a recorded error did.
+ *
+ * @example
+ * ```ts
+ * import type { FailureOutcome } from "@edge/redis/multi-db";
+ * const counted = (o: FailureOutcome) => o === "counted" || o === "tripped";
+ * ```
+ */
 export type FailureOutcome = "tripped" | "counted" | "ignored" | "success";
 
 /**

@@ -8,7 +8,15 @@
 import { type Clock, systemClock } from "../_clock.ts";
 import type { DatabaseClient } from "./database_client.ts";
 
-/** How the probes of one health check are judged. */
+/**
+ * How the probes of one health check are judged.
+ *
+ * @example
+ * ```ts
+ * import type { HealthCheckPolicy } from "@edge/redis/multi-db";
+ * const lenient: HealthCheckPolicy = "majority";
+ * ```
+ */
 export type HealthCheckPolicy = "all" | "any" | "majority";
 
 /**
@@ -106,7 +114,15 @@ export function healthPolicyDecision(
   }
 }
 
-/** Settings of one health check run. */
+/**
+ * Settings of one health check run.
+ *
+ * @example
+ * ```ts
+ * import type { ProbeSettings } from "@edge/redis/multi-db";
+ * const s: ProbeSettings = { probes: 3, probeDelay: 500, timeout: 1000, policy: "all" };
+ * ```
+ */
 export interface ProbeSettings {
   /** Number of probes. */
   probes: number;
@@ -118,7 +134,15 @@ export interface ProbeSettings {
   policy: HealthCheckPolicy;
 }
 
-/** The result of one health check run. */
+/**
+ * The result of one health check run.
+ *
+ * @example
+ * ```ts
+ * import type { HealthCheckResult } from "@edge/redis/multi-db";
+ * const down: HealthCheckResult = { healthy: false, error: "no answer within 1000 ms" };
+ * ```
+ */
 export interface HealthCheckResult {
   /** The verdict. */
   healthy: boolean;

@@ -35,7 +35,15 @@ import { HealthMonitor } from "./_health_monitor.ts";
 import { MultiDbPipeline, MultiDbTransaction } from "./pipeline.ts";
 import { MultiDbSubscription } from "./subscription.ts";
 
-/** Detail of the `switch` event. */
+/**
+ * Detail of the `switch` event.
+ *
+ * @example
+ * ```ts
+ * import type { SwitchEventDetail } from "@edge/redis/multi-db";
+ * const log = (d: SwitchEventDetail) => console.log(`${d.from} -> ${d.to} (${d.reason})`);
+ * ```
+ */
 export interface SwitchEventDetail {
   /** The database switched away from, `null` when there was none. */
   from: string | null;
@@ -45,7 +53,15 @@ export interface SwitchEventDetail {
   reason: SwitchReason;
 }
 
-/** Detail of the `health` event. */
+/**
+ * Detail of the `health` event.
+ *
+ * @example
+ * ```ts
+ * import type { HealthEventDetail } from "@edge/redis/multi-db";
+ * const log = (d: HealthEventDetail) => console.log(d.database, d.health, d.error ?? "");
+ * ```
+ */
 export interface HealthEventDetail {
   /** The database. */
   database: string;
@@ -55,7 +71,15 @@ export interface HealthEventDetail {
   error: string | undefined;
 }
 
-/** Detail of the `maintenance` and `handoff` events: a database client's event. */
+/**
+ * Detail of the `maintenance` and `handoff` events: a database client's event.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseEventDetail } from "@edge/redis/multi-db";
+ * const log = (d: DatabaseEventDetail) => console.log(d.database, d.detail);
+ * ```
+ */
 export interface DatabaseEventDetail {
   /** The database whose client sent it. */
   database: string;
@@ -71,6 +95,12 @@ export interface DatabaseEventDetail {
  * - `maintenance`, `handoff`: a database's client reported a maintenance event or a handoff.
  * - `error`: a background step failed (the detail is the error).
  * - `close`: the client closed.
+ *
+ * @example
+ * ```ts
+ * import type { MultiDbClientEventMap } from "@edge/redis/multi-db";
+ * type SwitchEvent = MultiDbClientEventMap["switch"]; // CustomEvent<SwitchEventDetail>
+ * ```
  */
 export interface MultiDbClientEventMap {
   /** The active database changed. */
@@ -87,12 +117,29 @@ export interface MultiDbClientEventMap {
   close: CustomEvent<undefined>;
 }
 
-/** A listener of one event of the {@linkcode MultiDbClientEventMap}: a function or an object. */
+/**
+ * A listener of one event of the {@linkcode MultiDbClientEventMap}: a function or an object.
+ *
+ * @example
+ * ```ts
+ * import type { MultiDbClientEventMap, MultiDbEventListener } from "@edge/redis/multi-db";
+ * const onSwitch: MultiDbEventListener<MultiDbClientEventMap["switch"]> = (e) =>
+ *   console.log(e.detail.to);
+ * ```
+ */
 export type MultiDbEventListener<E extends Event> =
   | ((event: E) => void)
   | { handleEvent(event: E): void };
 
-/** Options of the `scan` family of iterators. */
+/**
+ * Options of the `scan` family of iterators.
+ *
+ * @example
+ * ```ts
+ * import type { MultiDbScanOptions } from "@edge/redis/multi-db";
+ * const users: MultiDbScanOptions = { match: "user:*", count: 500 };
+ * ```
+ */
 export interface MultiDbScanOptions {
   /** Only names matching this glob-style pattern. */
   match?: string;

@@ -29,7 +29,15 @@
 
 import { CircuitOpenError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
 
-/** The state of a {@linkcode CircuitBreaker}. */
+/**
+ * The state of a {@linkcode CircuitBreaker}.
+ *
+ * @example
+ * ```ts
+ * import type { CircuitState } from "@edge/redis/circuit-breaker";
+ * const refuses = (s: CircuitState) => s === "open" || s === "forced-open";
+ * ```
+ */
 export type CircuitState = "closed" | "open" | "half-open" | "forced-open";
 
 /**
@@ -48,7 +56,15 @@ export interface Clock {
   now(): number;
 }
 
-/** A state change of a {@linkcode CircuitBreaker}. */
+/**
+ * A state change of a {@linkcode CircuitBreaker}.
+ *
+ * @example
+ * ```ts
+ * import type { CircuitStateChange } from "@edge/redis/circuit-breaker";
+ * const log = (c: CircuitStateChange) => console.log(`${c.from} -> ${c.to} at ${c.at}`);
+ * ```
+ */
 export interface CircuitStateChange {
   /** The state before. */
   from: CircuitState;
@@ -121,7 +137,15 @@ export interface CircuitBreakerOptions {
   onStateChange?: (change: CircuitStateChange) => void;
 }
 
-/** Counts of the sliding window, as {@linkcode CircuitBreaker.metrics} returns them. */
+/**
+ * Counts of the sliding window, as {@linkcode CircuitBreaker.metrics} returns them.
+ *
+ * @example
+ * ```ts
+ * import type { CircuitMetrics } from "@edge/redis/circuit-breaker";
+ * const busy = (m: CircuitMetrics) => m.calls > 100;
+ * ```
+ */
 export interface CircuitMetrics {
   /** The current state. */
   state: CircuitState;
