@@ -5,6 +5,7 @@ import type { Endpoint } from "../connection/connection.ts";
 import { ConnectionError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { startTimer, stopTimer } from "../_resources.ts";
+import { unrefTimer } from "../transport/_unref_timer.ts";
 import type { SentinelSession, SessionOpener } from "./_dial.ts";
 import type { SentinelSet } from "./_discovery.ts";
 import { endpointName, parseSentinelEvent, type SentinelEvent } from "./_replies.ts";
@@ -34,6 +35,8 @@ export interface MonitorOptions {
   open: SessionOpener;
   /** Milliseconds between periodic checks. */
   interval: number;
+  /** The periodic timer does not keep the process alive (the client's `unref`). */
+  unref?: boolean;
   /** An event about the monitored master. */
   onEvent(event: SentinelEvent): void;
   /**
@@ -99,6 +102,7 @@ export class SentinelMonitor {
       const next = this.#session ? this.#check() : this.#connect(this.#o.sentinels.list());
       next.finally(() => this.#arm());
     }, this.#o.interval);
+    if (this.#o.unref) unrefTimer(this.#timer);
   }
 
   #connect(order: Endpoint[]): Promise<void> {

@@ -19,7 +19,7 @@ import { Transaction } from "../client/pipeline.ts";
 import type { Transform } from "../commands/_command.ts";
 import type { Endpoint } from "../connection/connection.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
-import { ClosedError, ReplyError } from "../errors.ts";
+import { ClosedError, ConnectionError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { HostPort } from "../maintenance/endpoint.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -155,6 +155,7 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
       connector: options.connector,
       logger: options.logger,
       clientName: options.clientName,
+      unref: options.unref,
     };
     const sentinelTls = s.sentinelTls === false ? undefined : s.sentinelTls;
     const dial = {
@@ -168,6 +169,7 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
       sentinels: this.#sentinels,
       open: createSessionOpener(dial),
       interval: s.sentinelCheckInterval,
+      unref: options.unref === true,
       onEvent: (e) => this.#onEvent(e),
       check: (session) => this.#periodicCheck(session),
       onSentinelAdded: (e) => this.#sentinelAdded(e),
@@ -216,6 +218,19 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
   }
 
   // ---- discovery and moves ----
+
+  /** `#ready()`, given up (rejected with the signal's reason) when `signal` aborts first. */
+  #readyOrAbort(signal: AbortSignal | undefined): Promise<void> {
+    if (signal === undefined || this.#target !== undefined) return this.#ready();
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#ready().then(resolve, reject).finally(() => {
+        signal.removeEventListener("abort", onAbort);
+      });
+    });
+  }
 
   /** Resolves once a node is known (the first discovery); rejects with what was tried. */
   #ready(): Promise<void> {
@@ -269,6 +284,9 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
         } to ${endpointName(to)} (${reason})`,
       );
       this.#settleRefusal(true);
+      // Another node: what was cached from the old one may be gone (writes it took after the
+      // promotion are lost), so nothing cached survives the move.
+      this.invalidateCache();
       try {
         await this.#node.moveTo(to, DRAIN_CAP);
       } catch (e) {
@@ -474,7 +492,7 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
     options: SendCommandOptions = {},
   ): Promise<RespValue> {
     const run = () => this.#guard(0, () => super.sendCommand(args, options));
-    return this.#target !== undefined ? run() : this.#ready().then(run);
+    return this.#target !== undefined ? run() : this.#readyOrAbort(options.signal).then(run);
   }
 
   /**
@@ -482,9 +500,20 @@ export class RedisSentinelClient extends RedisClient<RedisSentinelClientEventMap
    *
    * @returns Resolves when ready; rejects with a `ConnectionError` naming what was tried.
    */
-  override async connect(): Promise<void> {
-    await this.#ready();
-    await super.connect();
+  override async connect(options?: { signal?: AbortSignal }): Promise<void> {
+    const signal = options?.signal;
+    try {
+      await this.#readyOrAbort(signal);
+    } catch (e) {
+      if (signal?.aborted && e === signal.reason) {
+        throw new ConnectionError("Cannot connect: the attempt was aborted", {
+          cause: e,
+          written: false,
+        });
+      }
+      throw e;
+    }
+    await super.connect(options);
   }
 
   /**
