@@ -675,7 +675,9 @@ export class RedisClusterClient extends RedisCommands<string>
     const seeds = this.#c.seeds.map((s) => formatEndpoint(s));
     const order = [...new Set([...shuffle(known), ...seeds])];
     const up = order.filter((a) => !this.#down.has(a));
-    const ask = [...up, ...order.filter((a) => this.#down.has(a))].slice(0, 3);
+    // Nodes known to be down are asked only when no other is left: a query to them would wait
+    // for its timeout.
+    const ask = (up.length > 0 ? up : order).slice(0, 3);
     const timeout = this.#queryTimeout();
     const results = await Promise.allSettled(ask.map((a) => {
       const node = this.#executor(a);
