@@ -9,6 +9,7 @@ import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts"
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
 import { makeCerts, type TestCerts } from "../_helpers/tls.ts";
+import { startFakeServer } from "../_helpers/fake_server.ts";
 import { rmSync } from "node:fs";
 
 /** A sentinel of its own that monitors `name` at `port`: it names that address as the master. */
@@ -201,6 +202,31 @@ describe("sentinel client: discovery and the standalone API", () => {
       });
     } finally {
       await client.close();
+    }
+  });
+
+  it("gives up the first discovery when the caller's signal aborts", async () => {
+    // A sentinel that accepts and never answers.
+    const silent = await startFakeServer(() => {});
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: [silent.url],
+      sentinelTimeout: 1000,
+    });
+    try {
+      const start = Date.now();
+      await assert.rejects(
+        client.connect({ signal: AbortSignal.timeout(100) }),
+        (e: Error) => e instanceof ConnectionError && /aborted/.test(e.message),
+      );
+      await assert.rejects(
+        client.sendCommand(["PING"], { signal: AbortSignal.timeout(100) }),
+        (e: Error) => e.name === "TimeoutError",
+      );
+      assert.ok(Date.now() - start < 900, "not held until the sentinel timeout");
+    } finally {
+      await client.close();
+      await silent.close();
     }
   });
 
