@@ -125,5 +125,10 @@ describe("resolveClusterOptions", () => {
       () => resolveClusterOptions({ nodes: ["h:1"], topologyRefreshInterval: -1 }),
       RangeError,
     );
+    assert.throws(
+      () => resolveClusterOptions({ nodes: ["h:1"], clientSideCache: {} } as never),
+      /clientSideCache/,
+    );
+    assert.equal(resolveClusterOptions({ nodes: ["h:1"], clientSideCache: false }).maxAttempts, 5);
   });
 });
