@@ -5,6 +5,7 @@ import type { RedisArgument } from "../resp/types.ts";
 import type { ScanOptions, ScoredMember } from "../commands/types.ts";
 import { Pipeline, type Transaction } from "./pipeline.ts";
 import { cursorIterator } from "./_cursor.ts";
+import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 
 /** Runs one command for a client (its `_run`). */
 export type CommandRun = (
@@ -20,6 +21,12 @@ export interface BinaryViewHost {
   pipeline(): Pipeline;
   /** A new transaction of the client. */
   multi(): Transaction;
+  /** Subscribes with messages as `Uint8Array` (clients with pub/sub). */
+  subscribeBinary?(
+    kind: SubscriptionKind,
+    names: string | string[],
+    listener: PubSubListener<Uint8Array> | undefined,
+  ): Promise<Subscription<Uint8Array>>;
 }
 
 /**
@@ -115,6 +122,65 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     options: ScanOptions = {},
   ): AsyncIterableIterator<ScoredMember<Uint8Array>> {
     return cursorIterator((cursor) => this.zscanPage(key, cursor, options));
+  }
+
+  #subscribe(
+    kind: SubscriptionKind,
+    names: string | string[],
+    listener: PubSubListener<Uint8Array> | undefined,
+  ): Promise<Subscription<Uint8Array>> {
+    const sub = this.#host?.subscribeBinary;
+    if (sub === undefined) {
+      return Promise.reject(new TypeError("Cannot subscribe: this client has no binary pub/sub"));
+    }
+    return sub.call(this.#host, kind, names, listener);
+  }
+
+  /**
+   * Subscribes to channels; messages arrive as `Uint8Array`, exactly the bytes published.
+   *
+   * @param channels One channel or several.
+   * @param listener Called per message; without it, iterate the subscription.
+   * @returns The subscription, once the server confirmed it.
+   *
+   * @example
+   * ```ts ignore
+   * const sub = await client.binary().subscribe("frames", (bytes) => console.log(bytes.length));
+   * ```
+   */
+  subscribe(
+    channels: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<Subscription<Uint8Array>> {
+    return this.#subscribe("channel", channels, listener);
+  }
+
+  /**
+   * Subscribes to glob-style patterns; messages arrive as `Uint8Array`.
+   *
+   * @param patterns One pattern or several.
+   * @param listener Called per message with the matching pattern.
+   * @returns The subscription.
+   */
+  psubscribe(
+    patterns: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<Subscription<Uint8Array>> {
+    return this.#subscribe("pattern", patterns, listener);
+  }
+
+  /**
+   * Subscribes to shard channels (`SSUBSCRIBE`); messages arrive as `Uint8Array`.
+   *
+   * @param channels One shard channel or several.
+   * @param listener Called per message.
+   * @returns The subscription.
+   */
+  ssubscribe(
+    channels: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<Subscription<Uint8Array>> {
+    return this.#subscribe("shard", channels, listener);
   }
 
   /** @internal Runs one command with `FLAG_BINARY`. */

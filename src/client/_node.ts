@@ -25,7 +25,7 @@ import {
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
-import type { Connector } from "../transport/types.ts";
+import type { Connector, Transport } from "../transport/types.ts";
 import { LIB_NAME, VERSION } from "../version.ts";
 import type { ResolvedClientOptions } from "./options.ts";
 import { ExclusivePool } from "./_pool.ts";
@@ -37,6 +37,15 @@ import {
   SubscriptionManager,
 } from "./subscription.ts";
 import { WatchSession } from "./watch_session.ts";
+
+const TEXT = new TextDecoder();
+
+/** A push frame with every byte string turned into text (aggregates copied, not changed). */
+function textFrame(frame: RespValue[]): RespValue[] {
+  const conv = (v: RespValue): RespValue =>
+    v instanceof Uint8Array ? TEXT.decode(v) : Array.isArray(v) ? v.map(conv) : v;
+  return frame.map(conv);
+}
 
 /** What a connection of an executor is for. */
 export type ConnectionRole = "shared" | "exclusive" | "subscriber";
@@ -128,6 +137,7 @@ export class NodeExecutor {
       options.onListenerError,
       options.onShardRestoreRefused,
     );
+    this.pubsub.onBinaryChange = (on) => this.#pubsubConnection().setPushBinary(on);
     this.shared = this.#newConnection("shared");
     this.#pool = new ExclusivePool(
       () => this.#newConnection("exclusive"),
@@ -194,7 +204,7 @@ export class NodeExecutor {
           m?.unregister(self());
         }
         : undefined,
-      onPush: (frame) => this.#onPush(self(), role, frame),
+      onPush: (frame, transport) => this.#onPush(self(), role, frame, transport),
       session: session || carriesPubSub
         ? () => {
           const steps = session ? session(role) : [];
@@ -244,10 +254,20 @@ export class NodeExecutor {
     return conn;
   }
 
-  #onPush(conn: Connection, role: ConnectionRole, frame: RespValue[]): void {
+  #onPush(conn: Connection, role: ConnectionRole, frame: RespValue[], transport?: Transport): void {
+    if (this.pubsub.binary) {
+      // Binary subscriptions: pushes carry bytes. Pub/sub takes them as they are; everything
+      // else (invalidations, maintenance notifications) reads text.
+      const text = textFrame(frame);
+      if (this.#o.onPush?.(text, role)) return;
+      if (this.pubsub.onPush(frame)) return;
+      if (this.#o.maintenance?.onPush(conn, text, transport)) return;
+      this.#o.logger.debug(`Ignoring a push frame of type "${String(text[0])}"`);
+      return;
+    }
     if (this.#o.onPush?.(frame, role)) return;
     if (this.pubsub.onPush(frame)) return;
-    if (this.#o.maintenance?.onPush(conn, frame)) return;
+    if (this.#o.maintenance?.onPush(conn, frame, transport)) return;
     this.#o.logger.debug(`Ignoring a push frame of type "${String(frame[0])}"`);
   }
 
@@ -257,7 +277,7 @@ export class NodeExecutor {
   }
 
   #closedError(what: string): ClosedError {
-    return new ClosedError(`Cannot ${what}: the client is closed`);
+    return new ClosedError(`Cannot ${what}: the client is closed`, { written: false });
   }
 
   /** The timeout of a blocking command: its block time plus `commandTimeout` (0 = forever). */
@@ -361,12 +381,13 @@ export class NodeExecutor {
   }
 
   /** Subscribes; resolves once the server confirmed. */
-  subscribe(
+  subscribe<S extends string | Uint8Array = string>(
     kind: SubscriptionKind,
     names: string | string[],
-    listener?: PubSubListener,
+    listener?: PubSubListener<S>,
     bufferLimit?: number,
-  ): Promise<Subscription> {
+    binary = false,
+  ): Promise<Subscription<S>> {
     const list = typeof names === "string" ? [names] : [...names];
     if (list.length === 0) {
       return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
@@ -379,8 +400,8 @@ export class NodeExecutor {
       }
     }
     if (this.#closed) return Promise.reject(this.#closedError("subscribe"));
-    const sub = new Subscription(this.pubsub, kind, list, listener, bufferLimit);
-    return this.pubsub.add(sub).then(() => sub);
+    const sub = new Subscription<S>(this.pubsub, kind, list, listener, bufferLimit, binary);
+    return this.pubsub.add(sub as unknown as Subscription).then(() => sub);
   }
 
   /** Connects the shared connection now; `signal` gives up the attempt. */

@@ -259,7 +259,9 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
     const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
       (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
     if (this.#node.closed) {
-      return Promise.reject(new ClosedError("Cannot send the command: the client is closed"));
+      return Promise.reject(
+        new ClosedError("Cannot send the command: the client is closed", { written: false }),
+      );
     }
     if (this.#cache !== undefined) {
       return this.#cache.run(
@@ -282,7 +284,8 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
 
   /**
    * A view of this client whose commands reply bulk strings as `Uint8Array`: the typed
-   * commands, `pipeline()`, `multi()` and the scan iterators.
+   * commands, `pipeline()`, `multi()`, the scan iterators and the subscribe family (messages as
+   * `Uint8Array`).
    *
    * @returns The binary view (shares the client's connections).
    *
@@ -294,7 +297,12 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
   binary(): BinaryView {
     return this.#binary ??= new BinaryView(
       (args, transform, flags, blockMs) => this._run(args, transform, flags, blockMs),
-      this,
+      {
+        pipeline: () => this.pipeline(),
+        multi: () => this.multi(),
+        subscribeBinary: (kind, names, listener) =>
+          this.#node.subscribe(kind, names, listener, this.#o.maxBufferedMessages, true),
+      },
     );
   }
 

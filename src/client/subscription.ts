@@ -9,18 +9,33 @@ import type { HandshakeStep } from "../connection/connection.ts";
 import type { RespValue } from "../resp/types.ts";
 import { ReplyError } from "../errors.ts";
 
-/** One pub/sub message. */
-export interface PubSubMessage {
+/**
+ * One pub/sub message; `message` is a `Uint8Array` for subscriptions made through a client's
+ * `binary()` view.
+ */
+export interface PubSubMessage<S extends string | Uint8Array = string> {
   /** The channel the message was published to. */
   channel: string;
   /** The message. */
-  message: string;
+  message: S;
   /** The pattern that matched, for `psubscribe`. */
   pattern?: string;
 }
 
 /** Called for every message of a subscription. */
-export type PubSubListener = (message: string, channel: string, pattern?: string) => void;
+export type PubSubListener<S extends string | Uint8Array = string> = (
+  message: S,
+  channel: string,
+  pattern?: string,
+) => void;
+
+const TEXT = new TextDecoder();
+const BYTES = new TextEncoder();
+
+/** A channel or pattern name of a push frame, as text. */
+function text(v: RespValue | undefined): string {
+  return typeof v === "string" ? v : v instanceof Uint8Array ? TEXT.decode(v) : String(v);
+}
 
 /** The kind of a subscription. */
 export type SubscriptionKind = "channel" | "pattern" | "shard";
@@ -54,15 +69,18 @@ export const DEFAULT_SUBSCRIPTION_BUFFER = 10_000;
  * }
  * ```
  */
-export class Subscription implements AsyncIterable<PubSubMessage> {
+export class Subscription<S extends string | Uint8Array = string>
+  implements AsyncIterable<PubSubMessage<S>> {
   /** The kind: plain channels, patterns or shard channels. */
   readonly kind: SubscriptionKind;
   /** The channels or patterns. */
   readonly names: readonly string[];
-  readonly #listener: PubSubListener | undefined;
+  /** Whether messages are delivered as `Uint8Array` (made through `binary()`). */
+  readonly binary: boolean;
+  readonly #listener: PubSubListener<S> | undefined;
   readonly #manager: SubscriptionManager;
-  readonly #buffer: PubSubMessage[] = [];
-  readonly #readers: ((r: IteratorResult<PubSubMessage>) => void)[] = [];
+  readonly #buffer: PubSubMessage<S>[] = [];
+  readonly #readers: ((r: IteratorResult<PubSubMessage<S>>) => void)[] = [];
   readonly #limit: number;
   #head = 0;
   #active = true;
@@ -74,14 +92,16 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
     manager: SubscriptionManager,
     kind: SubscriptionKind,
     names: readonly string[],
-    listener: PubSubListener | undefined,
+    listener: PubSubListener<S> | undefined,
     bufferLimit: number = DEFAULT_SUBSCRIPTION_BUFFER,
+    binary = false,
   ) {
     this.#manager = manager;
     this.kind = kind;
     this.names = names;
     this.#listener = listener;
     this.#limit = Math.max(1, bufferLimit);
+    this.binary = binary;
   }
 
   /** Messages dropped because the iterator was not read fast enough. */
@@ -99,9 +119,11 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
     return this.#active;
   }
 
-  /** @internal Delivers one message. */
-  _deliver(channel: string, message: string, pattern: string | undefined): void {
+  /** @internal Delivers one message (as text or bytes, whichever the subscription wants). */
+  _deliver(channel: string, raw: RespValue, pattern: string | undefined): void {
     if (!this.#active) return;
+    const message =
+      (this.binary ? raw instanceof Uint8Array ? raw : BYTES.encode(text(raw)) : text(raw)) as S;
     if (this.#listener) {
       try {
         this.#listener(message, channel, pattern);
@@ -111,7 +133,7 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
       }
       return;
     }
-    const m: PubSubMessage = pattern === undefined
+    const m: PubSubMessage<S> = pattern === undefined
       ? { channel, message }
       : { channel, message, pattern };
     const r = this.#readers.shift();
@@ -139,10 +161,10 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
     }
   }
 
-  #take(): PubSubMessage | undefined {
+  #take(): PubSubMessage<S> | undefined {
     if (this.#head >= this.#buffer.length) return undefined;
     const m = this.#buffer[this.#head]!;
-    this.#buffer[this.#head++] = undefined as unknown as PubSubMessage;
+    this.#buffer[this.#head++] = undefined as unknown as PubSubMessage<S>;
     if (this.#head === this.#buffer.length) {
       this.#buffer.length = 0;
       this.#head = 0;
@@ -160,13 +182,14 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
     if (!this.#active) return;
     this.#active = false;
     for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });
-    await this.#manager._remove(this);
+    await this.#manager._remove(this as unknown as AnySubscription);
   }
 
   /** @internal Ends iteration (client closed). */
   _end(): void {
     this.#active = false;
     for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });
+    this.#manager._ended(this as unknown as AnySubscription);
   }
 
   /**
@@ -174,15 +197,15 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
    *
    * @returns An async iterator of messages.
    */
-  [Symbol.asyncIterator](): AsyncIterator<PubSubMessage> {
+  [Symbol.asyncIterator](): AsyncIterator<PubSubMessage<S>> {
     return {
-      next: (): Promise<IteratorResult<PubSubMessage>> => {
+      next: (): Promise<IteratorResult<PubSubMessage<S>>> => {
         const m = this.#take();
         if (m) return Promise.resolve({ value: m, done: false });
         if (!this.#active) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => this.#readers.push(resolve));
       },
-      return: async (): Promise<IteratorResult<PubSubMessage>> => {
+      return: async (): Promise<IteratorResult<PubSubMessage<S>>> => {
         await this.unsubscribe();
         return { value: undefined, done: true };
       },
@@ -195,9 +218,13 @@ export class Subscription implements AsyncIterable<PubSubMessage> {
   }
 }
 
+/** A subscription of either view. */
+// deno-lint-ignore no-explicit-any
+type AnySubscription = Subscription<any>;
+
 /** @internal Routes pub/sub pushes and keeps the server-side subscription set. */
 export class SubscriptionManager {
-  readonly #subs: Record<SubscriptionKind, Map<string, Set<Subscription>>> = {
+  readonly #subs: Record<SubscriptionKind, Map<string, Set<AnySubscription>>> = {
     channel: new Map(),
     pattern: new Map(),
     shard: new Map(),
@@ -250,7 +277,31 @@ export class SubscriptionManager {
     return this.#subs.channel.size + this.#subs.pattern.size + this.#subs.shard.size;
   }
 
-  async add(sub: Subscription): Promise<void> {
+  /**
+   * Called when the first binary subscription starts (`true`) and when the last one ended
+   * (`false`): the pub/sub connection then decodes push frames as bytes, or as text again.
+   */
+  onBinaryChange: ((on: boolean) => void) | undefined;
+  readonly #binarySubs = new Set<AnySubscription>();
+
+  /** Whether binary subscriptions exist (push frames then carry bytes). */
+  get binary(): boolean {
+    return this.#binarySubs.size > 0;
+  }
+
+  /** @internal A subscription ended (unsubscribed, refused, forgotten, client closed). */
+  _ended(sub: AnySubscription): void {
+    if (this.#binarySubs.delete(sub) && this.#binarySubs.size === 0) {
+      this.onBinaryChange?.(false);
+    }
+  }
+
+  async add(sub: AnySubscription): Promise<void> {
+    if (sub.binary && !this.#binarySubs.has(sub)) {
+      this.#binarySubs.add(sub);
+      // Before the SUBSCRIBE: its first message already arrives as bytes.
+      if (this.#binarySubs.size === 1) this.onBinaryChange?.(true);
+    }
     const map = this.#subs[sub.kind];
     const pending = this.#pending[sub.kind];
     const fresh: string[] = [];
@@ -297,7 +348,8 @@ export class SubscriptionManager {
     }
   }
 
-  async _remove(sub: Subscription): Promise<void> {
+  async _remove(sub: AnySubscription): Promise<void> {
+    this._ended(sub);
     const map = this.#subs[sub.kind];
     const gone: string[] = [];
     for (const n of sub.names) {
@@ -347,13 +399,13 @@ export class SubscriptionManager {
     if (typeof k !== "string") return false;
     switch (k.toLowerCase()) {
       case "message":
-        this.#deliver("channel", String(frame[1]), String(frame[2]), undefined);
+        this.#deliver("channel", text(frame[1]), frame[2]!, undefined);
         return true;
       case "smessage":
-        this.#deliver("shard", String(frame[1]), String(frame[2]), undefined);
+        this.#deliver("shard", text(frame[1]), frame[2]!, undefined);
         return true;
       case "pmessage":
-        this.#deliverPattern(String(frame[1]), String(frame[2]), String(frame[3]));
+        this.#deliverPattern(text(frame[1]), text(frame[2]), frame[3]!);
         return true;
       case "subscribe":
       case "psubscribe":
@@ -367,13 +419,13 @@ export class SubscriptionManager {
     }
   }
 
-  #deliver(kind: SubscriptionKind, channel: string, message: string, pattern?: string): void {
+  #deliver(kind: SubscriptionKind, channel: string, message: RespValue, pattern?: string): void {
     const set = this.#subs[kind].get(channel);
     if (!set) return;
     for (const s of set) s._deliver(channel, message, pattern);
   }
 
-  #deliverPattern(pattern: string, channel: string, message: string): void {
+  #deliverPattern(pattern: string, channel: string, message: RespValue): void {
     const set = this.#subs.pattern.get(pattern);
     if (!set) return;
     for (const s of set) s._deliver(channel, message, pattern);

@@ -198,6 +198,7 @@ const HANDOFF_CONNECT_MS = 10_000;
 const LOADING_RETRY_MS = 100;
 
 const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
+const TEXT = new TextDecoder();
 const CONFIRM_KINDS = new Set(["subscribe", "psubscribe", "ssubscribe"]);
 
 const PUBSUB_KINDS = new Set([
@@ -310,6 +311,10 @@ export class Connection {
   #link: Link | undefined;
   /** A socket being replaced: still receiving replies for what was written to it. */
   readonly #retiring = new Set<Link>();
+  /** Push frames decode strings as bytes (binary subscriptions exist). */
+  #pushBinary = false;
+  /** A RESP2 subscriber with binary subscriptions: every frame decodes strings as bytes. */
+  #subBinary = false;
   #state = STATE_IDLE;
   #flushScheduled = false;
   #blocked = false; // transport above its high-water mark
@@ -775,7 +780,26 @@ export class Connection {
 
   #updateBinary(link: Link): void {
     const head = link.inflight.peek();
-    link.decoder.binary = head !== undefined && (head.flags & FLAG_BINARY) !== 0;
+    link.decoder.binary = this.#subBinary ||
+      head !== undefined && (head.flags & FLAG_BINARY) !== 0;
+  }
+
+  /**
+   * Makes push frames (and on a RESP2 subscriber connection, its pub/sub arrays) decode their
+   * strings as `Uint8Array`, for binary subscriptions; the frame's type (its first element) is
+   * still handed on as a `string`. Applies to the current socket and every later one.
+   *
+   * @param on Whether binary subscriptions exist.
+   */
+  setPushBinary(on: boolean): void {
+    this.#pushBinary = on;
+    this.#subBinary = on && this.#o.subscriber === true;
+    const apply = (l: Link) => {
+      l.decoder.pushBinary = on;
+      this.#updateBinary(l);
+    };
+    if (this.#link) apply(this.#link);
+    for (const l of this.#retiring) apply(l);
   }
 
   #onReply(link: Link, value: RespValue): void {
@@ -790,9 +814,9 @@ export class Connection {
     }
     const next = link.inflight.peek();
     if (next !== undefined) {
-      link.decoder.binary = (next.flags & FLAG_BINARY) !== 0;
+      link.decoder.binary = this.#subBinary || (next.flags & FLAG_BINARY) !== 0;
     } else {
-      if (link.decoder.binary) link.decoder.binary = false;
+      if (link.decoder.binary !== this.#subBinary) link.decoder.binary = this.#subBinary;
       if (link.drained !== undefined) link.wakeDrained();
       if (this.#unref && link.ready) link.transport.unref?.();
     }
@@ -910,12 +934,15 @@ export class Connection {
   }
 
   #isPubSubArray(value: RespValue[]): boolean {
-    const k = value[0];
+    let k = value[0];
+    if (k instanceof Uint8Array && k.length < 16) value[0] = k = TEXT.decode(k);
     return typeof k === "string" && PUBSUB_KINDS.has(k.toLowerCase());
   }
 
   #onPush(link: Link, frame: RespValue[]): void {
-    const k = frame[0];
+    let k = frame[0];
+    // Binary subscriptions: the frame's type is handed on as text, the rest as bytes.
+    if (k instanceof Uint8Array) frame[0] = k = TEXT.decode(k);
     if (typeof k === "string") {
       // Pub/sub messages are taken from the current socket only: during a handoff both the old
       // and the new socket are subscribed for a moment, and each message must arrive once.
@@ -954,6 +981,10 @@ export class Connection {
 
   #onData(link: Link, chunk: Uint8Array): void {
     const replies = link.replies;
+    if (link.decoder.pushBinary !== this.#pushBinary) {
+      link.decoder.pushBinary = this.#pushBinary;
+      this.#updateBinary(link);
+    }
     if (this.#pingInterval > 0) link.lastIoAt = this.#clock.now();
     try {
       link.decoder.feed(chunk);

@@ -33,6 +33,8 @@ let P = 0;
 let E = 0;
 let BASE = 0;
 let BIN = false;
+/** Push frames (`>`) decode strings as bytes too (binary pub/sub). */
+let PUSH_BIN = false;
 /** The buffer is the reader's own and discarded after the frame: large byte values may view it. */
 let OWNED = false;
 /** Bumped whenever the cursor is pointed at an input, so a loop can tell it was moved. */
@@ -88,6 +90,7 @@ export function setInput(
   base: number,
   binary: boolean,
   owned: boolean,
+  pushBinary = false,
 ): void {
   EPOCH++;
   B = buf;
@@ -96,6 +99,7 @@ export function setInput(
   BASE = base;
   BIN = binary;
   OWNED = owned;
+  PUSH_BIN = pushBinary;
 }
 
 const NO_INPUT = new Uint8Array(0);
@@ -598,7 +602,7 @@ export function parseFrame(): Parsed {
     t = B[P]!;
   }
   TYPE = t;
-  if (t === 0x3e) BIN = false;
+  if (t === 0x3e) BIN = PUSH_BIN;
   return value(0, false);
 }
 
@@ -804,7 +808,7 @@ export interface Failure {
  * the first such error is stored in `failure.f`. Stops after a handler set `failure.stop`.
  */
 export function decodeChunk(
-  flags: { readonly binary: boolean },
+  flags: { readonly binary: boolean; readonly pushBinary?: boolean },
   sink: Sink,
   buf: Uint8Array,
   p: number,
@@ -816,6 +820,7 @@ export function decodeChunk(
   E = end;
   BASE = base;
   OWNED = false;
+  PUSH_BIN = flags.pushBinary === true;
   let epoch = ++EPOCH;
   while (p < end) {
     // the commonest replies go straight to their reader
@@ -859,6 +864,7 @@ export function decodeChunk(
       E = end;
       BASE = base;
       OWNED = false;
+      PUSH_BIN = flags.pushBinary === true;
       epoch = ++EPOCH;
     }
   }

@@ -61,13 +61,21 @@ const KEEP = 1 << 20;
 export class RespDecoder {
   /**
    * Read at the start of each top-level frame: when `true`, bulk, simple and verbatim strings
-   * of that frame decode as `Uint8Array` instead of `string`. Push frames always decode
-   * strings as `string`. The arrays are copies the decoder never writes to again; small ones
-   * may be views of one shared block (do not transfer their `buffer`).
+   * of that frame decode as `Uint8Array` instead of `string`. Push frames follow
+   * {@linkcode RespDecoder.pushBinary} instead. The arrays are copies the decoder never writes to
+   * again; small ones may be views of one shared block (do not transfer their `buffer`).
    *
    * @default {false}
    */
   binary = false;
+
+  /**
+   * Read at the start of each push frame (`>`): when `true`, its strings decode as `Uint8Array`
+   * (binary pub/sub messages), otherwise as `string`.
+   *
+   * @default {false}
+   */
+  pushBinary = false;
 
   #handlers: RespDecoderHandlers;
   /** Stream offset of the next chunk's first byte. */
@@ -75,6 +83,7 @@ export class RespDecoder {
   /** The frame being collected across chunks. */
   #col = new Collector();
   #binaryFrame = false;
+  #pushBinaryFrame = false;
   #error: ProtocolError | undefined;
   #failure: Failure = { f: undefined, stop: false };
   #feeding = false;
@@ -144,6 +153,7 @@ export class RespDecoder {
       if (p === end || failure.stop) break;
       // the frame at p continues in later chunks: collect it
       this.#binaryFrame = this.binary;
+      this.#pushBinaryFrame = this.pushBinary;
       col.start(base + p);
       p = col.resume(chunk, p);
       if (p >= 0) this.#flush(failure); // cannot happen: the parser saw it incomplete
@@ -163,7 +173,7 @@ export class RespDecoder {
     const base = col.base;
     const acc = col.finish(KEEP);
     // a buffer dropped by the collector is the frame's own: large byte values may view it
-    setInput(acc, 0, frameEnd, base, this.#binaryFrame, acc !== col.acc);
+    setInput(acc, 0, frameEnd, base, this.#binaryFrame, acc !== col.acc, this.#pushBinaryFrame);
     const v = parseFrame();
     if (v === INCOMPLETE) {
       throw new ProtocolError("Cannot decode the reply: inconsistent frame", base);

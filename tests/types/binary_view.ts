@@ -30,6 +30,21 @@ export async function binaryView(client: RedisClient): Promise<void> {
   const t = await b.multi().get("k").exec();
   assertType<Equal<typeof t, [Uint8Array | null | Error] | null>>(true);
 
+  const sub = await b.subscribe("frames", (message, channel) => {
+    assertType<Equal<typeof message, Uint8Array>>(true);
+    assertType<Equal<typeof channel, string>>(true);
+  });
+  for await (const m of await b.psubscribe("f*")) {
+    assertType<Equal<typeof m.message, Uint8Array>>(true);
+    assertType<Equal<typeof m.pattern, string | undefined>>(true);
+  }
+  await sub.unsubscribe();
+  for await (const m of await client.subscribe("text")) {
+    assertType<Equal<typeof m.message, string>>(true);
+  }
+  // @ts-expect-error a binary subscription's messages are not strings
+  await b.ssubscribe("s", (message: string) => console.log(message));
+
   // @ts-expect-error the binary view's GET is not a string
   const s: string | null = await b.get("k");
   // @ts-expect-error neither are the keys of its scan
