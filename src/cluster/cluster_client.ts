@@ -7,7 +7,7 @@
 import { type Clock, systemClock, type TimerId } from "../_clock.ts";
 import { BinaryView } from "../client/_binary_view.ts";
 import { cursorIterator } from "../client/_cursor.ts";
-import { MaintenanceSupport } from "../client/_maintenance.ts";
+import { type ClientMaintenanceState, MaintenanceSupport } from "../client/_maintenance.ts";
 import { type GroupCommand, type NodeEventName, NodeExecutor } from "../client/_node.ts";
 import { resolveClientOptions, type ResolvedClientOptions } from "../client/options.ts";
 import { Pipeline, Transaction } from "../client/pipeline.ts";
@@ -785,6 +785,20 @@ export class RedisClusterClient extends RedisCommands<string>
     }
     const i = this.#topo.slots[slot]!;
     return i === NO_NODE ? undefined : this.#topo.nodes[i]!.address;
+  }
+
+  /**
+   * The maintenance state: open windows, relaxed connections and their effective timeouts.
+   *
+   * @returns A snapshot, or `undefined` when maintenance notifications are disabled.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(cluster.maintenanceState()?.connections.length);
+   * ```
+   */
+  maintenanceState(): ClientMaintenanceState | undefined {
+    return this.#maintenance?.snapshot(this.#settings.commandTimeout);
   }
 
   /**
@@ -1866,6 +1880,26 @@ export class RedisClusterClient extends RedisCommands<string>
    * @returns Resolves when every socket and timer is closed.
    */
   close(): Promise<void> {
+    return this.#close(false);
+  }
+
+  /**
+   * Closes at once: everything queued or in flight on any node is rejected with `ClosedError`,
+   * commands waiting for a retry too.
+   *
+   * @returns Resolves when every socket and timer is closed.
+   *
+   * @example
+   * ```ts ignore
+   * await cluster.destroy();
+   * ```
+   */
+  destroy(): Promise<void> {
+    return this.#close(true);
+  }
+
+  #close(destroy: boolean): Promise<void> {
+    if (destroy) { for (const n of this.#nodes.values()) n.destroy(); }
     if (this.#closing) return this.#closing;
     this.#closed = true;
     this.#clock.clearTimer(this.#periodic);
@@ -1885,6 +1919,7 @@ export class RedisClusterClient extends RedisCommands<string>
       // Nodes created while discovery or refresh finished.
       nodes.push(...this.#nodes.values());
       this.#nodes.clear();
+      if (destroy) { for (const n of nodes) n.destroy(); }
       await Promise.all(nodes.map((n) => n.close()));
       this.#emit("close", undefined);
     })();

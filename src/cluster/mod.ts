@@ -64,6 +64,18 @@ export type {
   SubscriptionKind,
 } from "../client/subscription.ts";
 export type { ClientSideCacheOptions } from "../cache/options.ts";
+export type { ClientMaintenanceState } from "../client/_maintenance.ts";
+export type {
+  ConnectionSnapshot,
+  ConnectionWindowSnapshot,
+  EndpointWindowSnapshot,
+  MaintenanceSnapshot,
+} from "../maintenance/controller.ts";
+export type {
+  EndpointType,
+  MaintenanceMode,
+  ResolvedMaintenanceOptions,
+} from "../maintenance/options.ts";
 export type {
   Batch,
   BatchKind,

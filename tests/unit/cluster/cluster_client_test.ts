@@ -3,7 +3,7 @@
 // epoch-guarded refreshes.
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConnectionError, ReplyError } from "../../../src/errors.ts";
+import { ClosedError, ConnectionError, ReplyError } from "../../../src/errors.ts";
 import type { RespValue } from "../../../src/resp/types.ts";
 import { keySlot, RedisClusterClient } from "../../../src/cluster/mod.ts";
 import { MemoryRedis, type MemorySocket } from "../../_helpers/memory_redis.ts";
@@ -314,6 +314,19 @@ describe("RedisClusterClient redirects and retries", () => {
     assert.equal(await client.sendCommand(["MOD.AT2", keyA, keyB]), "b");
     assert.deepEqual(cluster.seen.slice(a).map((x) => x.port), [A, B]);
     await client.close();
+    await assertNoLeaks();
+  });
+
+  it("destroy() rejects what is in flight at once; close() refuses new commands", async () => {
+    const client = cluster.client();
+    await client.connect();
+    assert.ok(client.maintenanceState() !== undefined);
+    cluster.script = (_port, cmd) => (cmd[0] === "GET" ? [] : undefined); // never answered
+    const pending = client.get(keyA);
+    await new Promise((r) => setTimeout(r, 10));
+    await client.destroy();
+    await assert.rejects(pending, ClosedError);
+    await assert.rejects(client.get(keyA), ClosedError);
     await assertNoLeaks();
   });
 
