@@ -1501,13 +1501,15 @@ export class RedisClusterClient extends RedisCommands<string>
       const i = this.#topo.slots[keySlot(name)]!;
       return i === NO_NODE ? undefined : this.#topo.nodes[i]!.address;
     }
-    // Plain channels and patterns: keep them where they are while that node serves.
+    // Plain channels and patterns (a cluster forwards every message to every node): keep them
+    // where they are while that primary serves and is reachable, else the first one that is.
+    const primaries = this.#primaries.map((i) => this.#topo.nodes[i]!.address);
+    const usable = (a: string) => primaries.includes(a) && !this.#down.has(a);
     const any = [...this.#inner.channel.values(), ...this.#inner.pattern.values()]
       .map((s) => s.node)
-      .find((a) => this.#primaries.some((i) => this.#topo.nodes[i]!.address === a));
+      .find(usable);
     if (any) return any;
-    const first = this.#primaries.map((i) => this.#topo.nodes[i]!.address).sort()[0];
-    return first;
+    return primaries.filter(usable).sort()[0] ?? primaries.sort()[0];
   }
 
   #pubsubSend(args: string[], subscribe: boolean): Promise<unknown> {

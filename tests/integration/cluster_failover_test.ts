@@ -99,6 +99,45 @@ describe("cluster failover under load", () => {
     });
   }
 
+  it("moves channel subscriptions off a primary that was killed", async () => {
+    const c = cluster!;
+    const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
+    const publisher = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
+    const got: number[] = [];
+    try {
+      await client.subscribe("news", (m) => got.push(Number(m)));
+      const subscribedOn = async () => {
+        const on: number[] = [];
+        for (const p of c.primaries()) {
+          if (!p.running) continue;
+          const r = await p.command(["PUBSUB", "NUMSUB", "news"]) as [string, number];
+          if (r[1] > 0) on.push(p.port);
+        }
+        return on;
+      };
+      const [first] = await subscribedOn();
+      const victim = c.primaries().find((p) => p.port === first)!;
+      await victim.kill();
+      let n = 0;
+      const end = Date.now() + 15_000;
+      // Publish until messages arrive again (through a node that is still up).
+      for (;;) {
+        await publisher.publish("news", String(n++)).catch(() => {});
+        if (got.some((v) => v >= 0) && got[got.length - 1]! >= n - 5) break;
+        if (Date.now() > end) throw new Error(`no message after the kill (got ${got.length})`);
+        await sleep(20);
+      }
+      const on = await subscribedOn();
+      assert.equal(on.length, 1, `subscribed on ${on}`);
+      assert.notEqual(on[0], victim.port);
+      assert.equal(new Set(got).size, got.length, "no message twice");
+    } finally {
+      await publisher.close();
+      await client.close();
+    }
+    await assertNoLeaks();
+  });
+
   it("survives a SIGKILL of a primary: only commands in flight there fail", async () => {
     const c = cluster!;
     const client = new RedisClusterClient({ nodes: c.seeds, topologyRefreshInterval: 0 });
