@@ -418,12 +418,21 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       command: (a) => command(state, a),
     };
     Object.assign(state, { node, proc, role: "primary", primaryId: undefined, ctl: undefined });
-    try {
-      id = text(await command(state, ["CLUSTER", "MYID"]));
-    } catch (e) {
-      dropControl(state);
-      await proc.stop();
-      throw e;
+    // A server that just started may still reset its first connection on a loaded machine:
+    // ask a few times before giving up on it.
+    for (let attempt = 1;; attempt++) {
+      try {
+        id = text(await command(state, ["CLUSTER", "MYID"]));
+        break;
+      } catch (e) {
+        dropControl(state);
+        if (attempt < 5 && !(e instanceof ReplyError) && proc.running) {
+          await new Promise((r) => setTimeout(r, 50 * attempt));
+          continue;
+        }
+        await proc.stop();
+        throw e;
+      }
     }
     if (stopped) {
       dropControl(state);
