@@ -294,12 +294,16 @@ export class TrackingSession {
 
   /**
    * The executor is gone for good (a cluster node removed): the session no longer holds the
-   * cache back. Flushes the cache.
+   * cache back. Flushes the cache unless told otherwise.
+   *
+   * @param flush Whether to drop every cached reply; `false` when the keys its node served were
+   *   dropped already (a cluster node left empty by a slot migration whose slots were dropped).
+   * @default {flush} true
    */
-  close(): void {
+  close(flush = true): void {
     if (this.#closed) return;
     this.#cache._sessionChanged(this.#state === "off", false);
-    this.#cache.invalidateAll();
+    if (flush) this.#cache.invalidateAll();
     this.#closed = true;
   }
 }

@@ -7,8 +7,16 @@
 import { type Clock, systemClock, type TimerId } from "../_clock.ts";
 import { BinaryView } from "../client/_binary_view.ts";
 import { cursorIterator } from "../client/_cursor.ts";
-import { type ClientMaintenanceState, MaintenanceSupport } from "../client/_maintenance.ts";
-import { type GroupCommand, type NodeEventName, NodeExecutor } from "../client/_node.ts";
+import type { ClientMaintenanceState } from "../client/_maintenance.ts";
+import { ClientSideCache } from "../cache/client_side_cache.ts";
+import type { CacheStats } from "../cache/cache_store.ts";
+import type { TrackingSession } from "../cache/tracking_session.ts";
+import {
+  type ConnectionRole,
+  type GroupCommand,
+  type NodeEventName,
+  NodeExecutor,
+} from "../client/_node.ts";
 import { resolveClientOptions, type ResolvedClientOptions } from "../client/options.ts";
 import { Pipeline, Transaction } from "../client/pipeline.ts";
 import type { ScanIteratorOptions, SendCommandOptions } from "../client/redis_client.ts";
@@ -26,14 +34,18 @@ import { FLAG_BINARY, FLAG_BLOCKING, FLAG_READONLY, type Transform } from "../co
 import { commandKeyIndexes, type CommandPolicy, commandPolicy } from "../commands/command_keys.ts";
 import { FLAG_ERRORS_AS_VALUES, FLAG_RAW } from "../connection/flags.ts";
 import { reservedCommandError } from "../connection/reserved.ts";
+import type { HandshakeStep } from "../connection/connection.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import type { SlotMigration } from "../maintenance/notification.ts";
 import type { SlotRange } from "../maintenance/slots.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import { defaultConnector } from "../transport/default.ts";
 import type { Connector } from "../transport/types.ts";
 import { aggregateReplies } from "./_aggregate.ts";
+import { ClusterMaintenanceSupport } from "./_cluster_maintenance.ts";
+import { applySlotDelta } from "./slot_delta.ts";
 import { isRetryableRefusal, parseRedirect } from "./_redirect.ts";
 import {
   type RedisClusterClientOptions,
@@ -46,6 +58,7 @@ import {
   addressMapper,
   chooseTopology,
   clusterInfoEpoch,
+  type ClusterNode,
   type ClusterNodeHealth,
   type ClusterNodeRole,
   type ClusterTopology,
@@ -105,8 +118,11 @@ export type RedisClusterClientEventName = keyof RedisClusterClientEventMap;
 export interface TopologyEventDetail extends TopologyChange {
   /** The cluster's current epoch as the answering node saw it. */
   epoch: number;
-  /** What caused the change: a refresh, or a `MOVED` patched in at once. */
-  reason: "refresh" | "moved";
+  /**
+   * What caused the change: a refresh, a `MOVED` patched in at once, or an `SMIGRATED`
+   * notification applied in place.
+   */
+  reason: "refresh" | "moved" | "smigrated";
 }
 
 /** One node as the client sees it (see {@linkcode RedisClusterClient.nodes}). */
@@ -208,6 +224,10 @@ function rangesOfSlots(slots: Iterable<number>): string {
   return [...slots].sort((a, b) => a - b).join(", ");
 }
 
+function rangesText(slots: readonly SlotRange[]): string {
+  return slots.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(",");
+}
+
 /**
  * A client for Redis Cluster. It discovers the cluster from any seed node (`CLUSTER SHARDS`,
  * `CLUSTER SLOTS` before Redis 7), keeps a 16384-entry slot table, and sends each command to
@@ -260,8 +280,12 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #clock: Clock = systemClock;
   readonly #events = new EventTarget();
   readonly #map: AddressMapper;
-  readonly #maintenance: MaintenanceSupport | undefined;
+  readonly #maintenance: ClusterMaintenanceSupport | undefined;
   readonly #nodes = new Map<string, NodeExecutor>();
+  /** The client-side cache (`clientSideCache` option), one for every node. */
+  readonly #cache: ClientSideCache | undefined;
+  /** Tracking sessions of the cache, by node address. */
+  readonly #tracking = new Map<string, TrackingSession>();
   /** Executors by node index of the current topology (a cache). */
   #byIndex: (NodeExecutor | undefined)[] = [];
   #topo: ClusterTopology = emptyTopology();
@@ -323,10 +347,19 @@ export class RedisClusterClient extends RedisCommands<string>
       );
     }
     this.#maintenance = mode !== "disabled" && this.#settings.protocol === 3
-      ? new MaintenanceSupport(options.maintenanceNotifications ?? {}, {
+      ? new ClusterMaintenanceSupport(options.maintenanceNotifications ?? {}, {
         logger: this.#logger,
         emit: (name, detail) => this.#emit(name as RedisClusterClientEventName, detail),
+        applyDelta: (seq, entries, stale) => this.#applyDelta(seq, entries, stale),
+        refresh: (reason) => {
+          this.#logger.debug(`Refreshing the topology: ${reason}`);
+          this.#scheduleRefresh();
+        },
       })
+      : undefined;
+    const cacheOptions = this.#settings.clientSideCache;
+    this.#cache = cacheOptions
+      ? new ClientSideCache(cacheOptions, { logger: this.#logger })
       : undefined;
     this.#pubsub = new SubscriptionManager(
       (args, subscribe) => this.#pubsubSend(args, subscribe),
@@ -407,29 +440,37 @@ export class RedisClusterClient extends RedisCommands<string>
       }
     }
     const endpoint = { host, port };
+    const session: ((role: ConnectionRole) => HandshakeStep[]) | undefined =
+      this.#c.readFrom === "primary"
+        ? undefined
+        : (role) => (role === "subscriber" ? [] : READONLY_STEP);
+    const onPush = (frame: RespValue[]): boolean => {
+      // A node ends a shard subscription itself when the channel's slot leaves it.
+      const kind = frame[0];
+      if (kind === "sunsubscribe" || kind === "SUNSUBSCRIBE") {
+        this.#onShardUnsubscribed(address, String(frame[1]));
+      }
+      return false;
+    };
+    const tracking = this.#cache?.tracking(this.#settings.protocol);
+    const hooks = tracking ? tracking.executorHooks({ session, onPush }) : { session, onPush };
     node = new NodeExecutor({
       endpoint,
       settings: { ...this.#settings, host, port, db: 0 },
       connector: this.#connector,
       logger: this.#logger,
       maintenance: this.#maintenance,
-      session: this.#c.readFrom === "primary"
-        ? undefined
-        : (role) => (role === "subscriber" ? [] : READONLY_STEP),
+      ...hooks,
       emit: (name, detail) => this.#onNodeEvent(address, name, detail),
-      onPush: (frame) => {
-        // A node ends a shard subscription itself when the channel's slot leaves it.
-        const kind = frame[0];
-        if (kind === "sunsubscribe" || kind === "SUNSUBSCRIBE") {
-          this.#onShardUnsubscribed(address, String(frame[1]));
-        }
-        return false;
-      },
       onListenerError: (error) => this.#emit("error", error),
       // A new socket could not restore a shard channel: its slot left the node meanwhile.
       onShardRestoreRefused: (channel) => this.#onShardUnsubscribed(address, channel),
       label: `${address} `,
     });
+    if (tracking) {
+      tracking.attach(node);
+      this.#tracking.set(address, tracking);
+    }
     this.#nodes.set(address, node);
     return node;
   }
@@ -465,12 +506,23 @@ export class RedisClusterClient extends RedisCommands<string>
     return e;
   }
 
-  #dropExecutor(address: string): void {
+  /**
+   * Closes a node's executor (in-flight replies still arrive).
+   *
+   * @param flushCache Whether the client-side cache is dropped whole: `false` when the keys the
+   *   node served were dropped already (their slots moved).
+   */
+  #dropExecutor(address: string, flushCache = true): void {
     const node = this.#nodes.get(address);
     if (!node) return;
     this.#nodes.delete(address);
     this.#down.delete(address);
     this.#byIndex = [];
+    const tracking = this.#tracking.get(address);
+    if (tracking) {
+      this.#tracking.delete(address);
+      tracking.close(flushCache);
+    }
     node.close().catch(() => {});
   }
 
@@ -646,6 +698,7 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#refreshAgain = true;
       return this.#refreshing;
     }
+    this.#maintenance?.refreshStarted();
     const run = (async () => {
       try {
         do {
@@ -655,6 +708,8 @@ export class RedisClusterClient extends RedisCommands<string>
       } finally {
         this.#refreshing = undefined;
         this.#armPeriodic();
+        // SMIGRATED deltas that arrived meanwhile are newer than what was read: applied now.
+        this.#maintenance?.refreshFinished();
       }
     })();
     this.#refreshing = run;
@@ -671,9 +726,19 @@ export class RedisClusterClient extends RedisCommands<string>
   async #refreshOnce(): Promise<void> {
     if (this.#closed) return;
     // Ask up to three nodes, reachable ones first: the primaries, then replicas, then seeds.
+    // Primaries serving slots first, then replicas: a node left empty by a slot migration is
+    // asked (and connected to) only when no other is left.
+    const serving = new Set(this.#primaries.map((i) => this.#topo.nodes[i]!.address));
     const known = this.#topo.nodes.filter((n) => n.health !== "fail").map((n) => n.address);
     const seeds = this.#c.seeds.map((s) => formatEndpoint(s));
-    const order = [...new Set([...shuffle(known), ...seeds])];
+    const order = [
+      ...new Set([
+        ...shuffle(known.filter((a) => serving.has(a))),
+        ...shuffle(known.filter((a) => !serving.has(a))),
+        ...seeds,
+      ]),
+    ];
+    const had = new Set(this.#nodes.keys());
     const up = order.filter((a) => !this.#down.has(a));
     // Nodes known to be down are asked only when no other is left: a query to them would wait
     // for its timeout.
@@ -708,6 +773,18 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#stats.refreshes++;
     const chosen = chooseTopology(views, this.#topo.epoch);
     if (chosen) this.#adopt(chosen, "refresh");
+    // Nodes connected only to be asked that serve nothing (an emptied primary) are let go.
+    for (const a of ask) {
+      if (!had.has(a) && !this.#serves(a)) this.#dropExecutor(a);
+    }
+  }
+
+  /** Whether a node serves slots, or is a replica of the current view. */
+  #serves(address: string): boolean {
+    const t = this.#topo;
+    const i = t.nodes.findIndex((n) => n.address === address);
+    if (i === -1) return false;
+    return t.nodes[i]!.role === "replica" || this.#primaries.includes(i);
   }
 
   #armPeriodic(): void {
@@ -815,6 +892,37 @@ export class RedisClusterClient extends RedisCommands<string>
     return { ...this.#stats };
   }
 
+  /**
+   * The counters of the client-side cache (`clientSideCache` option; one cache for every
+   * node).
+   *
+   * @returns Hits, misses, entries, bytes, evictions, invalidations and flushes, or `undefined`
+   *   when the cache is off.
+   *
+   * @example
+   * ```ts ignore
+   * const cluster = new RedisClusterClient({ nodes: ["redis://127.0.0.1:7000"], clientSideCache: true });
+   * await cluster.get("k");
+   * await cluster.get("k");
+   * console.log(cluster.cacheStats()); // { hits: 1, misses: 1, entries: 1, ... }
+   * ```
+   */
+  cacheStats(): CacheStats | undefined {
+    return this.#cache?.stats();
+  }
+
+  /**
+   * Drops every reply of the client-side cache (nothing when the cache is off).
+   *
+   * @example
+   * ```ts ignore
+   * cluster.invalidateCache();
+   * ```
+   */
+  invalidateCache(): void {
+    this.#cache?.invalidateAll();
+  }
+
   // ------------------------------------------------------------------ commands
 
   /** @internal Runs one command (the typed methods call this). */
@@ -828,6 +936,26 @@ export class RedisClusterClient extends RedisCommands<string>
   }
 
   #dispatch(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    const cache = this.#cache;
+    if (cache === undefined || this.#closed) {
+      return this.#dispatchServer(args, transform, flags, blockMs, timeout);
+    }
+    return cache.run(
+      args,
+      transform,
+      flags,
+      blockMs,
+      (a, t, f, b) => this.#dispatchServer(a, t, f, b, timeout),
+    );
+  }
+
+  #dispatchServer(
     args: RedisArgument[],
     transform: Transform | undefined,
     flags: number,
@@ -1077,12 +1205,20 @@ export class RedisClusterClient extends RedisCommands<string>
     const unwritten =
       (e instanceof ConnectionError || e instanceof TimeoutError || e instanceof ClosedError) &&
       e.written === false;
-    if (e instanceof ConnectionError || e instanceof ClosedError) {
+    const letGo = node.closed && !this.#nodes.has(address);
+    if ((e instanceof ConnectionError || e instanceof ClosedError) && !letGo) {
       if (e instanceof ConnectionError) this.#down.set(address, e);
       this.#scheduleRefresh();
     }
     if (unwritten && !this.#closed) {
       this.#stats.unwrittenRetries++;
+      if (
+        letGo && job.node === undefined && job.slot >= 0 &&
+        job.asking === undefined && this.#canRetry(job)
+      ) {
+        // Not written by a node this client let go (its slots moved): to the new owner now.
+        return this.#send(job);
+      }
       return this.#later(job, e);
     }
     return this.#fail(job, e);
@@ -1129,12 +1265,137 @@ export class RedisClusterClient extends RedisCommands<string>
   /** A MOVED: the slot goes to its new owner at once, a refresh follows. */
   #patch(slot: number, to: HostPort): void {
     const before = this.#topo.nodes.length;
-    patchSlot(this.#topo, slot, to);
+    const owner = this.#topo.slots[slot]!;
+    const now = patchSlot(this.#topo, slot, to);
+    if (owner !== now && this.#cache !== undefined) {
+      // The old owner no longer sends invalidations for the keys of this slot.
+      this.#cache.invalidateWhere((key) => keySlot(key) === slot);
+    }
     if (this.#topo.nodes.length !== before) this.#primaries = this.#computePrimaries();
     else if (!this.#primaries.includes(this.#topo.slots[slot]!)) {
       this.#primaries = this.#computePrimaries();
     }
     this.#scheduleRefresh();
+  }
+
+  /**
+   * An SMIGRATED delta: the slot table changes in place (no CLUSTER SLOTS read). New owners get
+   * an executor at once; shard subscriptions of the moved slots move (subscribed on the new
+   * owner before the old one is let go), channel and pattern subscriptions leave emptied nodes;
+   * cached replies of the moved slots are dropped, only those; nodes left without a slot are
+   * closed once their subscriptions moved (in-flight replies still arrive; work they did not
+   * write comes back unwritten and goes to the new owner).
+   */
+  #applyDelta(seq: number, entries: SlotMigration[], stale: number): void {
+    if (this.#closed) return;
+    if (!this.#ready) {
+      this.#logger.debug(`SMIGRATED ${seq} before the first discovery: it reads the new table`);
+      return;
+    }
+    const t = this.#topo;
+    const delta = applySlotDelta(
+      {
+        nodes: t.nodes.map((n) => n.address),
+        slots: t.slots,
+        replicaReads: t.nodes.filter((n) => n.role === "replica").map((n) => n.address),
+      },
+      entries,
+      { mapAddress: this.#map },
+    );
+    for (const m of delta.malformed) {
+      this.#logger.warn(`SMIGRATED ${seq}: entry ${m.index} not applied: ${m.reason}`);
+    }
+    if (delta.malformed.length > 0) this.#scheduleRefresh();
+    if (delta.movedCount === 0) {
+      this.#logger.debug(`SMIGRATED ${seq}: the table already routes these slots there`);
+      return;
+    }
+    const old = new Map(t.nodes.map((n, i) => [n.address, i]));
+    const nodes: ClusterNode[] = delta.table.nodes.map((a) => {
+      const i = old.get(a);
+      if (i !== undefined) return t.nodes[i]!;
+      const colon = a.lastIndexOf(":");
+      return {
+        address: a,
+        host: a.slice(0, colon).replace(/^\[|\]$/g, ""),
+        port: Number(a.slice(colon + 1)),
+        id: null,
+        role: "primary",
+        health: "online",
+        replicationOffset: 0,
+        primary: null,
+        hostname: null,
+      };
+    });
+    const index = new Map(nodes.map((n, i) => [n.address, i]));
+    const replicas: number[][] = nodes.map(() => []);
+    t.replicas.forEach((list, i) => {
+      const k = index.get(t.nodes[i]!.address);
+      if (k === undefined) return;
+      replicas[k] = list.map((r) => index.get(t.nodes[r]!.address)).filter((x): x is number =>
+        x !== undefined
+      );
+    });
+    const moved = new Uint8Array(SLOT_COUNT);
+    for (const m of delta.moved) {
+      for (const r of m.slots) moved.fill(1, r.start, r.end + 1);
+      const k = index.get(m.to)!;
+      if (nodes[k]!.role === "replica") {
+        // A replica that took slots serves them as a primary now.
+        nodes[k] = { ...nodes[k]!, role: "primary", primary: null };
+        for (const list of replicas) {
+          const j = list.indexOf(k);
+          if (j !== -1) list.splice(j, 1);
+        }
+      }
+    }
+    const view: ClusterTopology = { nodes, slots: delta.table.slots, replicas, epoch: t.epoch };
+    this.#topo = view;
+    this.#byIndex = [];
+    this.#primaries = this.#computePrimaries();
+    this.#cache?.invalidateWhere((key) => moved[keySlot(key)] === 1);
+    for (const a of delta.added) {
+      const n = nodes[index.get(a)!]!;
+      this.#executor(a, n.host, n.port).connect().catch(() => {});
+    }
+    const change = diffTopology(t, view);
+    for (const a of change.added) this.#emit("node-added", { address: a, role: "primary" });
+    // Subscriptions first, then the emptied nodes go.
+    const dropped = new Set(delta.dropped);
+    const moves: Promise<void>[] = [];
+    for (const [name, inner] of this.#inner.shard) {
+      if (moved[keySlot(name)] !== 1) continue;
+      const owner = this.#subscriptionNode("shard", name);
+      if (owner !== undefined && owner !== inner.node) moves.push(this.#move("shard", name, owner));
+    }
+    for (const kind of ["channel", "pattern"] as const) {
+      for (const [name, inner] of this.#inner[kind]) {
+        if (!dropped.has(inner.node)) continue;
+        const owner = this.#subscriptionNode(kind, name);
+        if (owner !== undefined && owner !== inner.node) moves.push(this.#move(kind, name, owner));
+      }
+    }
+    const detail: TopologyEventDetail = { ...change, epoch: view.epoch, reason: "smigrated" };
+    this.#emit("topology", detail);
+    this.#logger.debug(
+      `SMIGRATED ${seq} applied: ${delta.movedCount} slots moved (${
+        delta.moved.map((m) => `${rangesText(m.slots)} ${m.from ?? "none"} -> ${m.to}`).join("; ")
+      })${stale > 0 ? `, ${stale} left to a newer SMIGRATED` : ""}${
+        delta.added.length > 0 ? `, connecting to ${delta.added.join(", ")}` : ""
+      }${delta.dropped.length > 0 ? `, closing ${delta.dropped.join(", ")}` : ""}`,
+    );
+    if (dropped.size === 0) return;
+    const close = () => {
+      for (const a of dropped) {
+        if (this.#serves(a) || !this.#nodes.has(a)) continue;
+        this.#logger.debug(`"${a}" serves no slot since SMIGRATED ${seq}: closing its connections`);
+        // Its keys' cached replies went with the moved slots.
+        this.#dropExecutor(a, false);
+        if (change.removed.includes(a)) this.#emit("node-removed", { address: a });
+      }
+    };
+    if (moves.length === 0) close();
+    else Promise.allSettled(moves).then(close);
   }
 
   #crossSlot(
@@ -1318,6 +1579,12 @@ export class RedisClusterClient extends RedisCommands<string>
    * @returns A new transaction.
    */
   multi(): Transaction {
+    const cache = this.#cache;
+    if (cache !== undefined) {
+      return new Transaction((commands) =>
+        cache.sendAll(commands, (c) => this.#sendTransaction(c))
+      );
+    }
     return new Transaction((commands) => this.#sendTransaction(commands));
   }
 

@@ -14,8 +14,8 @@ export type ReadFrom = "primary" | "replica" | "prefer-replica";
 
 /**
  * Options of a {@linkcode RedisClusterClient}: the seed nodes, the cluster settings, and the
- * connection settings of the standalone client (applied to every node). `clientSideCache` is
- * refused for now (a `TypeError`): client-side caching is for `RedisClient` only so far.
+ * connection settings of the standalone client (applied to every node). `clientSideCache` makes
+ * one cache for the client, with a tracking session per node.
  *
  * @example
  * ```ts
@@ -136,12 +136,6 @@ function integerAtLeast(name: string, v: number | undefined, min: number, dflt: 
 export function resolveClusterOptions(o: RedisClusterClientOptions): ResolvedClusterOptions {
   if (o === null || typeof o !== "object" || !Array.isArray(o.nodes) || o.nodes.length === 0) {
     throw new TypeError("Cannot create the cluster client: give at least one seed in nodes");
-  }
-  const cache = (o as { clientSideCache?: unknown }).clientSideCache;
-  if (cache !== undefined && cache !== false) {
-    throw new TypeError(
-      "Cannot use clientSideCache with RedisClusterClient: client-side caching is for RedisClient only so far",
-    );
   }
   const parsed = o.nodes.map(parseSeed);
   const first = parsed[0]!.url;
