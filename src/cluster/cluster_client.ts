@@ -523,7 +523,10 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#tracking.delete(address);
       tracking.close(flushCache);
     }
-    node.close().catch(() => {});
+    const start = this.#clock.now();
+    node.close().then(() => {
+      this.#logger.debug(`"${address}": connections closed in ${this.#clock.now() - start} ms`);
+    }, () => {});
   }
 
   /** Indexes of the primaries serving at least one slot. */
@@ -731,18 +734,20 @@ export class RedisClusterClient extends RedisCommands<string>
     const serving = new Set(this.#primaries.map((i) => this.#topo.nodes[i]!.address));
     const known = this.#topo.nodes.filter((n) => n.health !== "fail").map((n) => n.address);
     const seeds = this.#c.seeds.map((s) => formatEndpoint(s));
-    const order = [
-      ...new Set([
-        ...shuffle(known.filter((a) => serving.has(a))),
-        ...shuffle(known.filter((a) => !serving.has(a))),
-        ...seeds,
-      ]),
+    const replicaSet = new Set(
+      this.#topo.nodes.filter((n) => n.role === "replica").map((n) => n.address),
+    );
+    const preferred = [
+      ...shuffle(known.filter((a) => serving.has(a))),
+      ...shuffle(known.filter((a) => replicaSet.has(a))),
     ];
+    const order = [...new Set([...preferred, ...shuffle(known), ...seeds])];
     const had = new Set(this.#nodes.keys());
     const up = order.filter((a) => !this.#down.has(a));
+    const preferredUp = preferred.filter((a) => !this.#down.has(a));
     // Nodes known to be down are asked only when no other is left: a query to them would wait
     // for its timeout.
-    const ask = (up.length > 0 ? up : order).slice(0, 3);
+    const ask = (preferredUp.length > 0 ? preferredUp : up.length > 0 ? up : order).slice(0, 3);
     const timeout = this.#queryTimeout();
     const results = await Promise.allSettled(ask.map((a) => {
       const node = this.#executor(a);
@@ -1306,7 +1311,7 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#logger.warn(`SMIGRATED ${seq}: entry ${m.index} not applied: ${m.reason}`);
     }
     if (delta.malformed.length > 0) this.#scheduleRefresh();
-    if (delta.movedCount === 0) {
+    if (delta.movedCount === 0 && delta.added.length === 0 && delta.dropped.length === 0) {
       this.#logger.debug(`SMIGRATED ${seq}: the table already routes these slots there`);
       return;
     }

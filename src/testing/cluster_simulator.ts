@@ -485,10 +485,14 @@ export class ClusterMaintenanceSimulator {
       slots: formatSlots(e.slots),
     }));
     const smigratedSeq = this.#seq++;
-    const n = this.#broadcast(
-      smigratedFrame(smigratedSeq, entries, this.#style, options.entryShape ?? "triplets"),
-      options.notify === "involved" ? involved : undefined,
-    );
+    const copies = options.smigratedCopies ?? 1;
+    let n = 0;
+    for (let k = 0; k < copies; k++) {
+      n = this.#broadcast(
+        smigratedFrame(smigratedSeq, entries, this.#style, options.entryShape ?? "triplets"),
+        options.notify === "involved" ? involved : undefined,
+      );
+    }
     this.#record({
       type: "SMIGRATED",
       seq: smigratedSeq,
@@ -516,7 +520,8 @@ export class ClusterMaintenanceSimulator {
    * once; {@linkcode ClusterMaintenanceSimulator.actionStatus} reports its progress.
    *
    * @param type `slot_migrate` (parameters `effect`, `slots`, `target`, `delay_ms`,
-   * `keys_per_batch`, `pause_between_keys_ms`, `finalize_delay_ms`, `notify`, `entry_shape`),
+   * `keys_per_batch`, `pause_between_keys_ms`, `finalize_delay_ms`, `notify`, `entry_shape`,
+   * `smigrated_copies`),
    * `dmc_restart` (closes every client connection), `sleep` or `sequence_of_actions`.
    * @param parameters The action's parameters (snake_case or camelCase).
    * @returns The action id.
@@ -674,6 +679,23 @@ export class ClusterMaintenanceSimulator {
     return n;
   }
 
+  /**
+   * Writes a raw RESP3 push frame to every opted-in RESP3 connection of every node: fault
+   * scenarios (a late, reordered or malformed notification).
+   *
+   * @param frame The frame's bytes, or its text (`">3\r\n+SMIGRATED\r\n..."`).
+   * @returns The number of connections written to.
+   *
+   * @example
+   * ```ts ignore
+   * sim.inject(">3\r\n+SMIGRATED\r\n:9\r\n*1\r\n*3\r\n+a:1\r\n+b:2\r\n+99999\r\n");
+   * ```
+   */
+  inject(frame: Uint8Array | string): number {
+    this.#assertOpen();
+    return this.#broadcast(typeof frame === "string" ? new TextEncoder().encode(frame) : frame);
+  }
+
   /** Writes `frame` to every opted-in RESP3 connection (of the `only` nodes, by id). */
   #broadcast(frame: Uint8Array, only?: Set<string>): number {
     let n = 0;
@@ -735,6 +757,7 @@ export class ClusterMaintenanceSimulator {
           finalizeDelayMs: num("finalize_delay_ms", "finalizeDelayMs"),
           notify: p.notify === "involved" ? "involved" : undefined,
           entryShape: (p.entry_shape ?? p.entryShape) === "pairs" ? "pairs" : undefined,
+          smigratedCopies: num("smigrated_copies", "smigratedCopies"),
         };
         return () => this.slotMigrate(options);
       }

@@ -436,6 +436,11 @@ export interface SlotMigrateOptions {
   notify?: "all" | "involved";
   /** Shape of the SMIGRATED entries: `[src, dst, slots]` or the older `[dst, slots]`. @default "triplets" */
   entryShape?: "triplets" | "pairs";
+  /**
+   * Copies of SMIGRATED each connection gets (faults): 0 plays a lost notification (it is still
+   * recorded in `events()`, with `notified: 0`), 2 a duplicate. @default 1
+   */
+  smigratedCopies?: number;
 }
 
 /**

@@ -1,0 +1,104 @@
+// Helpers of the cluster maintenance scenarios: a cluster client on the simulator recording its
+// maintenance events, the slots of the load's keys, numbered shard channel traffic.
+import assert from "node:assert/strict";
+import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
+import type { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
+import type { Logger } from "../../src/logger.ts";
+import { waitFor } from "../_helpers/load.ts";
+import { sleep } from "../_helpers/leaks.ts";
+
+/** Every slot of "1-3,7" style text. */
+export function slotsOf(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(",").filter(Boolean)) {
+    const [a, b] = part.split("-").map(Number);
+    for (let s = a!; s <= (b ?? a)!; s++) out.push(s);
+  }
+  return out;
+}
+
+/** The slots the load's keys hash to (see tests/_helpers/load.ts). */
+export function loadSlots(prefix: string, workers: number): number[] {
+  const out = new Set<number>();
+  for (let w = 0; w < workers; w++) {
+    for (const k of [`${prefix}:ctr:${w}`, `${prefix}:k:${w}`, `${prefix}:h:${w}`]) {
+      out.add(keySlot(k));
+    }
+  }
+  return [...out];
+}
+
+export interface Observed {
+  warnings: string[];
+  applied: { seq: number; at: number }[];
+  closedWindows: { seq: number; reason: string }[];
+}
+
+/** A cluster client on the simulator, recording its maintenance events and warnings. */
+export function clusterClient(
+  sim: ClusterMaintenanceSimulator,
+  extra: Partial<ConstructorParameters<typeof RedisClusterClient>[0]> = {},
+): { client: RedisClusterClient; seen: Observed } {
+  const seen: Observed = { warnings: [], applied: [], closedWindows: [] };
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (m: string) => seen.warnings.push(m),
+    error: (m: string) => seen.warnings.push(m),
+  };
+  const client = new RedisClusterClient({
+    nodes: sim.seeds,
+    commandTimeout: 2000,
+    logger,
+    ...extra,
+  });
+  client.addEventListener("maintenance", (e) => {
+    const d = e.detail;
+    if (d.type === "slot-delta" && d.phase === "applied") {
+      seen.applied.push({ seq: d.seq!, at: Date.now() });
+    }
+    if (d.type === "window-closed") {
+      seen.closedWindows.push({ seq: d.seq!, reason: String(d.reason) });
+    }
+  });
+  return { client, seen };
+}
+
+/** A shard channel publisher/subscriber pair on one client: every message numbered. */
+export async function shardTraffic(client: RedisClusterClient, channel: string) {
+  const received: number[] = [];
+  const sub = await client.ssubscribe(channel, (m) => received.push(Number(m)));
+  let sent = 0;
+  let stop = false;
+  const errors: string[] = [];
+  const loop = (async () => {
+    while (!stop) {
+      try {
+        await client.spublish(channel, String(sent));
+        sent++;
+      } catch (e) {
+        errors.push(String(e));
+      }
+      if (sent % 10 === 0) await sleep(1);
+    }
+  })();
+  return {
+    async stop() {
+      stop = true;
+      await loop;
+      await waitFor(() => received.length >= sent, 3000, `${sent} messages on ${channel}`);
+      await sub.unsubscribe();
+      return { received, sent, errors };
+    },
+  };
+}
+
+export function assertInOrder(r: { received: number[]; sent: number; errors: string[] }): void {
+  assert.deepEqual(r.errors, []);
+  assert.ok(r.sent > 0, "nothing was published");
+  assert.deepEqual(
+    r.received,
+    Array.from({ length: r.sent }, (_, i) => i),
+    "every message once, in order",
+  );
+}

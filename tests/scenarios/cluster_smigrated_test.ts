@@ -1,0 +1,163 @@
+// SMIGRATING / SMIGRATED applied in place by RedisClusterClient, through the
+// ClusterMaintenanceSimulator (a real 3-primary redis cluster behind per-node proxies), under 16
+// and 64 workers of mixed commands, for every effect: no failed command, exact counters, no
+// MOVED/ASK for the moved slots once the delta is applied, emptied nodes let go, shard
+// subscriptions carried across the move.
+import { after, before, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { RedisClient } from "../../mod.ts";
+import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
+import type { SlotMigrateEffect, SlotMigrateResult } from "../../src/testing/mod.ts";
+import { slotKey } from "../_helpers/cluster.ts";
+import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import {
+  assertInOrder,
+  clusterClient,
+  loadSlots,
+  shardTraffic,
+  slotsOf,
+} from "./cluster_maintenance_helpers.ts";
+
+const PLAN: { effect: SlotMigrateEffect; explicit: boolean }[] = [
+  { effect: "slot-shuffle", explicit: true },
+  { effect: "add", explicit: true },
+  { effect: "remove", explicit: false },
+  { effect: "remove-add", explicit: false },
+];
+
+for (const { effect, explicit } of PLAN) {
+  describe(`scenario: SMIGRATED applied in place, ${effect}`, () => {
+    let sim: ClusterMaintenanceSimulator;
+    beforeEach(markLeakBaseline);
+    before(async () => {
+      sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+    });
+    after(async () => {
+      await sim.close();
+    });
+
+    for (const workers of [16, 64]) {
+      it(`${workers} workers: no failed command, exact counters, no redirect after the delta`, async () => {
+        const prefix = `${effect}${workers}`;
+        const { client, seen } = clusterClient(sim);
+        await client.connect();
+        // The shard channel lives in a slot that moves.
+        let channelSlot: number;
+        let slots: number[] | undefined;
+        if (explicit) {
+          slots = loadSlots(prefix, workers);
+          channelSlot = slots[0]!;
+        } else {
+          const owners = sim.nodes().filter((n) => n.slots !== "");
+          channelSlot = slotsOf(owners[owners.length - 1]!.slots)[7]!;
+        }
+        const channel = slotKey(channelSlot, `ch.${prefix}`);
+        const shard = await shardTraffic(client, channel);
+        const load = startLoad(client as unknown as RedisClient, workers, prefix);
+        await sleep(300);
+        const r: SlotMigrateResult = await sim.slotMigrate({ effect, slots });
+        await waitFor(
+          () => seen.applied.some((a) => a.seq === r.smigratedSeq),
+          5000,
+          "the delta applied",
+        );
+        await sleep(500);
+        const stats = await load.stop();
+        const pubsub = await shard.stop();
+
+        assert.deepEqual(stats.errors, []);
+        assert.equal(stats.failed, 0);
+        assert.ok(stats.ok > workers, `only ${stats.ok} commands completed`);
+        await assertCounters(client as unknown as RedisClient, stats, prefix);
+        assertInOrder(pubsub);
+
+        const moved = r.entries.flatMap((e) => slotsOf(e.slots));
+        assert.ok(moved.includes(channelSlot));
+        // Routing follows the delta: every moved slot goes to its destination.
+        for (const e of r.entries) {
+          for (const s of slotsOf(e.slots)) assert.equal(client.nodeForSlot(s), e.destination);
+        }
+        // Commands written once the delta is applied meet no redirect for the moved slots
+        // (100 ms for replies already on their way).
+        const appliedAt = seen.applied.find((a) => a.seq === r.smigratedSeq)!.at;
+        assert.deepEqual(sim.redirects({ since: appliedAt + 100, slots: moved }), []);
+        // Timeouts back to normal: the window closed and the delta is applied.
+        assert.ok(
+          client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined),
+        );
+        if (r.added !== null) {
+          assert.ok(client.nodes().some((n) => n.address === r.added));
+        }
+        // Every connection to an emptied node is closed, by the client and at the proxy.
+        for (const gone of r.emptied) {
+          assert.ok(
+            !client.maintenanceState()!.connections.some((c) =>
+              c.connection.startsWith(`${gone} `)
+            ),
+            `the client still has a connection to ${gone}`,
+          );
+          await waitFor(
+            () => !sim.connections().some((c) => c.endpoint === gone),
+            5000,
+            `the proxy of ${gone} to see its connections closed`,
+          );
+        }
+        assert.deepEqual(seen.warnings, []);
+        await client.close();
+        await assertNoLeaks();
+      });
+    }
+  });
+}
+
+describe("scenario: slots no command touched during the move", () => {
+  let sim: ClusterMaintenanceSimulator;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  for (const on of [true, false]) {
+    it(
+      on
+        ? "are routed by the delta alone: no MOVED once it is applied"
+        : "control: with notifications off, each of them costs a MOVED",
+      async () => {
+        const { client, seen } = clusterClient(sim, {
+          topologyRefreshInterval: 0,
+          maintenanceNotifications: { mode: on ? "auto" : "disabled" },
+        });
+        await client.connect();
+        const owners = sim.nodes().filter((n) => n.slots !== "");
+        const slots = owners.flatMap((n) => slotsOf(n.slots).slice(-50));
+        const movedBefore = client.stats().moved;
+        const r = await sim.slotMigrate({ effect: "slot-shuffle", slots });
+        if (on) {
+          await waitFor(
+            () => seen.applied.some((a) => a.seq === r.smigratedSeq),
+            5000,
+            "the delta applied",
+          );
+        } else await sleep(200);
+        const since = Date.now();
+        await Promise.all(slots.map((s) => client.get(slotKey(s, "probe"))));
+        const redirects = sim.redirects({ since, slots });
+        if (on) {
+          assert.deepEqual(redirects, []);
+          assert.equal(client.stats().moved, movedBefore);
+          for (const e of r.entries) {
+            for (const s of slotsOf(e.slots)) assert.equal(client.nodeForSlot(s), e.destination);
+          }
+        } else {
+          assert.ok(redirects.length > 0, "expected MOVED replies without the notifications");
+        }
+        await client.close();
+        await assertNoLeaks();
+      },
+    );
+  }
+});
