@@ -1,0 +1,180 @@
+// Faulty SMIGRATED delivery to RedisClusterClient through the ClusterMaintenanceSimulator (real
+// 3-primary cluster): a duplicate, a lost, a reordered and a malformed SMIGRATED, under 16
+// workers. The client heals through MOVED and topology refreshes with no failed command.
+import { after, before, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { RedisClient } from "../../mod.ts";
+import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
+import { smigratedFrame } from "../../src/testing/_notifications.ts";
+import { slotKey } from "../_helpers/cluster.ts";
+import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import { clusterClient, loadSlots, slotsOf } from "./cluster_maintenance_helpers.ts";
+
+const WORKERS = 16;
+
+describe("scenario: faulty SMIGRATED delivery", () => {
+  let sim: ClusterMaintenanceSimulator;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  /** Every moved slot answered by its destination (a GET per slot), and the table agrees. */
+  async function assertRoutedTo(
+    client: ReturnType<typeof clusterClient>["client"],
+    owner: Map<number, string>,
+  ): Promise<void> {
+    await Promise.all([...owner.keys()].map((s) => client.get(slotKey(s, "probe"))));
+    for (const [s, dst] of owner) assert.equal(client.nodeForSlot(s), dst, `slot ${s}`);
+  }
+
+  function ownersOf(entries: { destination: string; slots: string }[]): Map<number, string> {
+    const m = new Map<number, string>();
+    for (const e of entries) for (const s of slotsOf(e.slots)) m.set(s, e.destination);
+    return m;
+  }
+
+  it("a duplicate SMIGRATED is applied once", async () => {
+    const prefix = "dup";
+    const { client, seen } = clusterClient(sim);
+    await client.connect();
+    const load = startLoad(client as unknown as RedisClient, WORKERS, prefix);
+    await sleep(200);
+    const r = await sim.slotMigrate({
+      effect: "slot-shuffle",
+      slots: loadSlots(prefix, WORKERS),
+      smigratedCopies: 2,
+    });
+    await waitFor(() => seen.applied.length > 0, 5000, "the delta applied");
+    await sleep(300);
+    const stats = await load.stop();
+    assert.deepEqual(stats.errors, []);
+    await assertCounters(client as unknown as RedisClient, stats, prefix);
+    assert.deepEqual(seen.applied.map((a) => a.seq), [r.smigratedSeq]);
+    await assertRoutedTo(client, ownersOf(r.entries));
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("a lost SMIGRATED: MOVED and the refresh heal, the backstop ends the window", async () => {
+    const prefix = "lost";
+    const { client, seen } = clusterClient(sim, {
+      maintenanceNotifications: { relaxedWindowMaxDuration: 1500 },
+    });
+    await client.connect();
+    const load = startLoad(client as unknown as RedisClient, WORKERS, prefix);
+    await sleep(200);
+    const r = await sim.slotMigrate({
+      effect: "slot-shuffle",
+      slots: loadSlots(prefix, WORKERS),
+      smigratedCopies: 0,
+    });
+    await sleep(300);
+    assert.ok(
+      client.maintenanceState()!.connections.some((c) => c.relaxedUntil !== undefined),
+      "relaxed while the window waits for its end",
+    );
+    await waitFor(
+      () => seen.closedWindows.some((w) => w.seq === r.smigratingSeq && w.reason === "expired"),
+      5000,
+      "the backstop to close the window",
+    );
+    const stats = await load.stop();
+    assert.deepEqual(stats.errors, []);
+    await assertCounters(client as unknown as RedisClient, stats, prefix);
+    assert.deepEqual(seen.applied, []);
+    assert.ok(client.stats().moved + client.stats().ask > 0, "healed through redirects");
+    await assertRoutedTo(client, ownersOf(r.entries));
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("a reordered SMIGRATED: the older delta arriving last does not undo the newer one", async () => {
+    const prefix = "late";
+    const { client, seen } = clusterClient(sim);
+    await client.connect();
+    const load = startLoad(client as unknown as RedisClient, WORKERS, prefix);
+    await sleep(200);
+    const slots = loadSlots(prefix, WORKERS);
+    // The first move's SMIGRATED is held back; the same slots move on again; then it arrives.
+    const first = await sim.slotMigrate({ effect: "slot-shuffle", slots, smigratedCopies: 0 });
+    const second = await sim.slotMigrate({ effect: "slot-shuffle", slots });
+    await waitFor(
+      () => seen.applied.some((a) => a.seq === second.smigratedSeq),
+      5000,
+      "the newer delta applied",
+    );
+    const late = smigratedFrame(first.smigratedSeq, first.entries, "reference");
+    assert.ok(sim.inject(late) > 0);
+    await sleep(300);
+    const stats = await load.stop();
+    assert.deepEqual(stats.errors, []);
+    await assertCounters(client as unknown as RedisClient, stats, prefix);
+    // Its slots all moved again since: nothing of it is applied.
+    assert.ok(!seen.applied.some((a) => a.seq === first.smigratedSeq));
+    await assertRoutedTo(client, ownersOf(second.entries));
+    const since = Date.now();
+    await Promise.all(slots.map((s) => client.get(slotKey(s, "again"))));
+    assert.deepEqual(sim.redirects({ since, slots }), []);
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("a malformed SMIGRATED is dropped with a warning, closes its window and refreshes", async () => {
+    const prefix = "bad";
+    const { client, seen } = clusterClient(sim);
+    await client.connect();
+    const load = startLoad(client as unknown as RedisClient, WORKERS, prefix);
+    await sleep(200);
+    const r = await sim.slotMigrate({
+      effect: "slot-shuffle",
+      slots: loadSlots(prefix, WORKERS),
+      smigratedCopies: 0,
+    });
+    const e = r.entries[0]!;
+    const bad =
+      `>3\r\n+SMIGRATED\r\n:${r.smigratedSeq}\r\n*1\r\n*3\r\n+${e.source}\r\n+${e.destination}\r\n+abc\r\n`;
+    assert.ok(sim.inject(bad) > 0);
+    await waitFor(
+      () => seen.closedWindows.some((w) => w.seq === r.smigratingSeq && w.reason === "end"),
+      3000,
+      "the window closed by the malformed SMIGRATED",
+    );
+    await sleep(300);
+    const stats = await load.stop();
+    assert.deepEqual(stats.errors, []);
+    await assertCounters(client as unknown as RedisClient, stats, prefix);
+    assert.equal(
+      seen.warnings.filter((w) => /malformed SMIGRATED/.test(w)).length,
+      1,
+      `one warning for every copy: ${seen.warnings.join("; ")}`,
+    );
+    assert.deepEqual(seen.applied, []);
+    await assertRoutedTo(client, ownersOf(r.entries));
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+
+  it("standalone notifications on a cluster connection are logged at warn and ignored", async () => {
+    const { client, seen } = clusterClient(sim);
+    await client.connect();
+    const before = client.nodes().map((n) => n.address).sort();
+    assert.ok(sim.inject(">4\r\n+MOVING\r\n:900\r\n:15\r\n+127.0.0.1:1\r\n") > 0);
+    assert.ok(sim.inject('>4\r\n+MIGRATING\r\n:901\r\n:10\r\n+["1"]\r\n') > 0);
+    await waitFor(() => seen.warnings.length >= 6, 3000, "a warning per connection and frame");
+    assert.ok(seen.warnings.every((w) => /ignoring a (MOVING|MIGRATING) notification/.test(w)));
+    assert.equal(await client.set("standalone", "1"), "OK");
+    assert.deepEqual(client.nodes().map((n) => n.address).sort(), before);
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+});
