@@ -4,6 +4,7 @@
  * @module
  */
 
+import { formatEndpoint } from "../connection/endpoint.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import { systemClock } from "../_clock.ts";
 import { parseRedisUrl } from "../client/options.ts";
@@ -560,18 +561,14 @@ function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefin
 
 /** @internal `host:port` of a cluster seed given as a URL, `host:port` or `{ host, port }`. */
 export function nodeKey(n: string | { host: string; port: number }): string {
-  if (typeof n === "object" && n !== null) return formatHostPort(n);
+  if (typeof n === "object" && n !== null) return formatEndpoint(n);
   const text = String(n);
   try {
     const u = parseRedisUrl(text.includes("://") ? text : `redis://${text}`);
-    return formatHostPort({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
+    return formatEndpoint({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
   } catch {
     return text;
   }
-}
-
-function formatHostPort(e: { host: string; port: number }): string {
-  return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
 }
 
 /**
@@ -593,7 +590,7 @@ export function resolveDatabaseConfig(
   const endpoint = endpointOf(c);
   let name = c.name;
   if (name === undefined) {
-    name = endpoint !== undefined ? formatHostPort(endpoint) : `cluster(${nodeKey(c.nodes![0]!)})`;
+    name = endpoint !== undefined ? formatEndpoint(endpoint) : `cluster(${nodeKey(c.nodes![0]!)})`;
   } else if (typeof name !== "string" || name.length === 0) {
     throw new TypeError("Cannot add the database: name must be a non-empty string");
   }

@@ -1,5 +1,6 @@
 // Encoders for the maintenance push frames (RESP3 `>`), byte-exact with
 // shared/reference/maintenance-protocol.md.
+import { formatEndpoint } from "../connection/endpoint.ts";
 
 const enc = new TextEncoder();
 
@@ -62,9 +63,9 @@ export const ENDPOINT_TYPES: readonly string[] = [
   "none",
 ];
 
-/** Writes `host:port` (IPv6 literals in brackets). */
+/** Writes `host:port` (IPv6 literals in brackets), as the client's one endpoint format does. */
 export function hostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return formatEndpoint({ host, port });
 }
 
 /** `>3 SMIGRATING <seq> <slots>` */

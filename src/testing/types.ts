@@ -11,6 +11,8 @@ import type { RestMockOptions } from "./rest_mock.ts";
 
 export type { NotificationStyle };
 
+import type { Endpoint as ClientEndpoint } from "../connection/endpoint.ts";
+
 /**
  * A TCP endpoint.
  *
@@ -20,12 +22,7 @@ export type { NotificationStyle };
  * const e: Endpoint = { host: "127.0.0.1", port: 6379 };
  * ```
  */
-export interface Endpoint {
-  /** IP literal or host name (IPv6 without brackets). */
-  host: string;
-  /** TCP port. */
-  port: number;
-}
+export type Endpoint = ClientEndpoint;
 
 /**
  * Options of {@linkcode MaintenanceSimulator.start}.
