@@ -11,6 +11,25 @@ import { startTimer, stopTimer } from "./_resources.ts";
 export type TimerId = unknown;
 
 /**
+ * The time alone: what the pure parts (the maintenance controller, the circuit breaker) read.
+ * Every {@linkcode Clock} is one.
+ *
+ * @example
+ * ```ts ignore
+ * let t = 0;
+ * const manual: TimeSource = { now: () => t };
+ * ```
+ */
+export interface TimeSource {
+  /**
+   * The current time.
+   *
+   * @returns Milliseconds since the epoch (or since any fixed origin); never decreasing.
+   */
+  now(): number;
+}
+
+/**
  * A time source with one-shot timers.
  *
  * @example
@@ -20,13 +39,7 @@ export type TimerId = unknown;
  * systemClock.clearTimer(id);
  * ```
  */
-export interface Clock {
-  /**
-   * The current time.
-   *
-   * @returns Milliseconds since the epoch (or since any fixed origin).
-   */
-  now(): number;
+export interface Clock extends TimeSource {
   /**
    * Calls `fn` once after `ms` milliseconds.
    *

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { TimeSource } from "../_clock.ts";
 import type {
   MaintenanceDecision,
   MaintenanceWindowKind,
@@ -36,10 +37,7 @@ import { computeDrainCap, effectiveTimeout } from "./timeouts.ts";
  * const clock: Clock = { now: () => t };
  * ```
  */
-export interface Clock {
-  /** The current time, in milliseconds (any epoch, but monotonic). */
-  now(): number;
-}
+export type Clock = TimeSource;
 
 /** Options of {@linkcode MaintenanceController.timeoutFor}. */
 export interface TimeoutForOptions {

@@ -27,6 +27,7 @@
  * @module
  */
 
+import type { TimeSource } from "../_clock.ts";
 import { CircuitOpenError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
 
 /**
@@ -51,10 +52,7 @@ export type CircuitState = "closed" | "open" | "half-open" | "forced-open";
  * t += 1000;
  * ```
  */
-export interface Clock {
-  /** The current time, in milliseconds. */
-  now(): number;
-}
+export type Clock = TimeSource;
 
 /**
  * A state change of a {@linkcode CircuitBreaker}.
