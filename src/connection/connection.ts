@@ -199,7 +199,17 @@ const LOADING_RETRY_MS = 100;
 
 const MESSAGE_KINDS = new Set(["message", "pmessage", "smessage"]);
 const TEXT = new TextDecoder();
-const CONFIRM_KINDS = new Set(["subscribe", "psubscribe", "ssubscribe"]);
+// The subscribe and unsubscribe families are answered by one confirmation per channel, or by an
+// error reply (a cluster node answers SUNSUBSCRIBE of a slot it lost with MOVED): each holds a
+// reply slot, so neither form can put the stream out of step.
+const CONFIRM_KINDS = new Set([
+  "subscribe",
+  "psubscribe",
+  "ssubscribe",
+  "unsubscribe",
+  "punsubscribe",
+  "sunsubscribe",
+]);
 
 const PUBSUB_KINDS = new Set([
   "message",
@@ -684,10 +694,12 @@ export class Connection {
 
   #enqueue(p: Pending, offline: boolean): void {
     if (offline) {
-      if (p.timeout > 0) {
-        // A queued command waits at most its own timeout for a socket.
+      // A queued command waits at most its own timeout for a socket (both relaxed during a
+      // maintenance window: the handshake of a socket opened then is).
+      const t = this.#policy ? this.#policy(p.timeout, (p.flags & FLAG_BLOCKING) !== 0) : p.timeout;
+      if (p.timeout > 0 && t > 0) {
         p.deadline = (this.#groupAt || this.#clock.now()) +
-          Math.max(p.timeout, this.#o.connectTimeout);
+          Math.max(t, this.#connectTimeout(this.#endpoint));
         this.#armTimer(p.deadline);
       }
       this.#unsentBytes += p.bytes;

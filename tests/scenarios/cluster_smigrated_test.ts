@@ -5,7 +5,7 @@
 // subscriptions carried across the move.
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { RedisClient } from "../../mod.ts";
+import { type RedisClient, RedisClient as RedisClientClass } from "../../mod.ts";
 import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import type { SlotMigrateEffect, SlotMigrateResult } from "../../src/testing/mod.ts";
 import { slotKey } from "../_helpers/cluster.ts";
@@ -160,4 +160,69 @@ describe("scenario: slots no command touched during the move", () => {
       },
     );
   }
+});
+
+describe("scenario: SMIGRATING relaxes every connection of the client", () => {
+  let sim: ClusterMaintenanceSimulator;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    sim = await ClusterMaintenanceSimulator.start({
+      primaries: 3,
+      args: ["--enable-debug-command", "yes"],
+    });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  it("a node no notification reached, and a connection opened during the window, wait out a stall", async () => {
+    const { client, seen } = clusterClient(sim, { commandTimeout: 300, connectTimeout: 300 });
+    await client.connect();
+    const nodes = sim.nodes().filter((n) => n.slots !== "");
+    const [a, b, other] = [nodes[0]!, nodes[1]!, nodes[2]!];
+    const otherKey = slotKey(slotsOf(other.slots)[0]!, "stall");
+    const sleeper = new RedisClientClass({ ...other.upstream, commandTimeout: 5000 });
+    const stall = () => sleeper.sendCommand(["DEBUG", "SLEEP", "0.9"]);
+    // Only the two nodes involved hear SMIGRATING; the window stays open for 2.5 s.
+    const migration = sim.slotMigrate({
+      effect: "slot-shuffle",
+      slots: [slotsOf(a.slots)[0]!],
+      target: b.index,
+      notify: "involved",
+      delayMs: 2500,
+    });
+    await sim.waitForEvent("SMIGRATING");
+    await waitFor(
+      () => client.maintenanceState()!.connections.every((c) => c.relaxedUntil !== undefined),
+      2000,
+      "every connection relaxed",
+    );
+    // A stall of 900 ms on the third node: its commands (timeout 300 ms) wait for it.
+    let s = stall();
+    await sleep(50);
+    assert.equal(await client.set(otherKey, "1"), "OK");
+    await s;
+    // A new (exclusive) connection to that node handshakes during another stall.
+    const retries = client.stats().unwrittenRetries;
+    s = stall();
+    await sleep(50);
+    assert.equal(await client.blpop(otherKey + "list", 0.05), null);
+    await s;
+    assert.equal(client.stats().unwrittenRetries, retries, "the handshake did not time out");
+    const r = await migration;
+    await waitFor(
+      () => seen.applied.some((x) => x.seq === r.smigratedSeq),
+      5000,
+      "the delta applied",
+    );
+    assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    // Control: outside the window the same stall times the command out.
+    s = stall();
+    await sleep(50);
+    await assert.rejects(client.get(otherKey), (e: Error) => e.name === "TimeoutError");
+    await s;
+    await sleeper.close();
+    await client.close();
+    await assertNoLeaks();
+  });
 });
