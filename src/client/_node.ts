@@ -130,10 +130,8 @@ export class NodeExecutor {
     this.#endpoint = options.endpoint;
     this.#s = options.settings;
     this.pubsub = new SubscriptionManager(
-      (args, subscribe) =>
-        subscribe
-          ? this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE)
-          : this.#pubsubConnection().sendNoReply(args),
+      // Both families hold a reply slot, answered by their confirmations or an error reply.
+      (args) => this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE),
       options.onListenerError,
       options.onShardRestoreRefused,
     );

@@ -34,11 +34,11 @@ export const FLAG_BINARY = 4;
  */
 export const FLAG_RAW = 8;
 
-/** Internal flag: the command gets no reply slot (the unsubscribe family). */
+/** Internal flag: the command gets no reply slot (`sendNoReply`). */
 export const FLAG_NO_REPLY = 256;
 /**
- * Internal flag: a subscribe-family command, answered by one confirmation push per channel (or
- * by an error reply).
+ * Internal flag: a subscribe- or unsubscribe-family command, answered by one confirmation push
+ * per channel (or by an error reply).
  */
 export const FLAG_SUBSCRIBE = 512;
 /** Internal flag: more commands of the same transaction follow; never split them over writes. */

@@ -33,7 +33,7 @@ export class MemorySocket implements Transport {
         const reply = server.answer(cmd, this);
         // RESP3 confirms subscriptions with push frames.
         const push = this.protocol === 3 && /SUBSCRIBE$/i.test(cmd[0] ?? "");
-        for (const r of reply) this.send(r, push);
+        for (const r of reply) this.send(r, push && Array.isArray(r));
       },
       onPush: () => {},
     });

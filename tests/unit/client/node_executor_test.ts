@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { NodeExecutor, type NodeExecutorOptions } from "../../../src/client/_node.ts";
 import { resolveClientOptions } from "../../../src/client/options.ts";
 import { FLAG_BLOCKING } from "../../../src/commands/_command.ts";
-import { ClosedError, ConnectionError } from "../../../src/errors.ts";
+import { ClosedError, ConnectionError, ReplyError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/logger.ts";
 import { MemoryRedis } from "../../_helpers/memory_redis.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../../_helpers/leaks.ts";
@@ -162,6 +162,37 @@ describe("NodeExecutor", () => {
     await assert.rejects(tx.get("k"), ConnectionError);
     assert.equal(server.opened.filter((s) => s.commands.some((c) => c[0] === "WATCH")).length, 1);
     await tx.release();
+    await node.close();
+    await assertNoLeaks();
+  });
+});
+
+describe("NodeExecutor unsubscribe", () => {
+  beforeEach(markLeakBaseline);
+
+  it("an unsubscribe answered by an error reply keeps the stream in step", async () => {
+    const server = new MemoryRedis();
+    // A cluster node answers SUNSUBSCRIBE of a slot it lost with MOVED.
+    server.handler = (cmd) =>
+      cmd[0] === "SUNSUBSCRIBE"
+        ? [new ReplyError("MOVED 866 127.0.0.1:7001")]
+        : cmd[0] === "UNSUBSCRIBE"
+        ? cmd.slice(1).map((c) => ["unsubscribe", c, 0])
+        : undefined;
+    const errors: string[] = [];
+    const { node } = executor(server, {
+      emit: (name, detail) => {
+        if (name === "error") errors.push(String(detail));
+      },
+    });
+    const shard = await node.subscribe("shard", ["s"], () => {});
+    const plain = await node.subscribe("channel", ["c"], () => {});
+    await shard.unsubscribe();
+    await plain.unsubscribe();
+    assert.equal(await node.run(["SET", "k", "v"], undefined, 0), "OK");
+    assert.equal(await node.run(["GET", "k"], undefined, 0), "v");
+    assert.equal(server.opened.length, 1, "the connection was not reset");
+    assert.deepEqual(errors, []);
     await node.close();
     await assertNoLeaks();
   });
