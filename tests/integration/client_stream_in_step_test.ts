@@ -1,5 +1,5 @@
-// Review: client-level bugs reproduced against a real redis-server. Each test states the
-// correct behaviour and fails on the code as reviewed.
+// client-level bugs reproduced against a real redis-server. Each test states the
+// correct behaviour.
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
@@ -29,7 +29,7 @@ function track(c: RedisClient): RedisClient {
   return c;
 }
 
-describe("review: client core against a real redis-server", () => {
+describe("the reply stream stays in step: transactions, subscriptions, WATCH sessions", () => {
   beforeEach(markLeakBaseline);
   afterEach(async () => {
     // Bounded: a close() that hangs must not hang the run.
@@ -78,7 +78,7 @@ describe("review: client core against a real redis-server", () => {
       }),
     );
     await client.connect();
-    const sub = client.subscribe("review:forbidden");
+    const sub = client.subscribe("step:forbidden");
     sub.catch(() => {});
     const set = client.set("rs:k", "v"); // same tick, same batch, right after SUBSCRIBE
     const r = await within(set, 2000);
@@ -121,16 +121,16 @@ describe("review: client core against a real redis-server", () => {
     const errors: unknown[] = [];
     client.addEventListener("error", (e) => errors.push((e as CustomEvent).detail));
     const got: string[] = [];
-    await client.subscribe("review:ch", (message) => {
+    await client.subscribe("step:ch", (message) => {
       got.push(message);
       if (message === "boom") throw new Error("listener failed");
     });
-    await client.publish("review:ch", "boom");
+    await client.publish("step:ch", "boom");
     for (let i = 0; i < 100 && got.length < 1; i++) await sleep(5);
     await sleep(20);
     // The exception is reported as itself, never taken for a protocol fault.
     assert.deepEqual(errors.map((e) => (e as Error).message), ["listener failed"]);
-    await client.publish("review:ch", "after");
+    await client.publish("step:ch", "after");
     for (let i = 0; i < 100 && got.length < 2; i++) await sleep(5);
     assert.deepEqual(got, ["boom", "after"]);
   });
@@ -138,10 +138,10 @@ describe("review: client core against a real redis-server", () => {
     const client = track(new RedisClient({ url: server.url, protocol: 2 }));
     await client.connect();
     const got: string[] = [];
-    const first = client.subscribe("review:twice", () => {});
-    const second = await client.subscribe("review:twice", (m) => got.push(m));
+    const first = client.subscribe("step:twice", () => {});
+    const second = await client.subscribe("step:twice", (m) => got.push(m));
     // Resolved means subscribed: a message published now reaches the second listener.
-    const receivers = await client.publish("review:twice", "m");
+    const receivers = await client.publish("step:twice", "m");
     for (let i = 0; i < 50 && got.length === 0; i++) await sleep(5);
     await first;
     await second.unsubscribe();
@@ -152,7 +152,7 @@ describe("review: client core against a real redis-server", () => {
     const client = track(new RedisClient({ url: server.url, commandTimeout: 500 }));
     await client.set("rr:k", "v");
     // Either refused (use subscribe()) or confirmed; never answered with another reply.
-    const sub = client.sendCommand(["SUBSCRIBE", "review:raw"]).then(
+    const sub = client.sendCommand(["SUBSCRIBE", "step:raw"]).then(
       (v) => ({ ok: true, v }),
       (e: Error) => ({ ok: false, v: e.name }),
     );
@@ -168,7 +168,7 @@ describe("review: client core against a real redis-server", () => {
     let reconnects = 0;
     client.addEventListener("reconnecting", () => reconnects++);
     await client.connect();
-    const sub = within(client.subscribe("review:forbidden2"), 1000);
+    const sub = within(client.subscribe("step:forbidden2"), 1000);
     await sleep(300);
     const r = await within(client.set("rs2:k", "v"), 1500);
     await sub;

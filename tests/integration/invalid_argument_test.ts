@@ -1,4 +1,4 @@
-// Review: an argument the encoder refuses must reject that command, not throw out of the
+// an argument the encoder refuses must reject that command, not throw out of the
 // connection's flush (an uncaught exception) and leave the command pending forever.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -6,7 +6,7 @@ import { RedisClient } from "../../mod.ts";
 import type { RedisArgument } from "../../mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 
-describe("review: invalid arguments", () => {
+describe("invalid arguments", () => {
   let server: RedisServer;
   before(async () => {
     server = await startRedis();
@@ -19,7 +19,7 @@ describe("review: invalid arguments", () => {
     const client = new RedisClient({ url: server.url });
     await client.connect();
     // A JavaScript caller (or a cast) passes a value the encoder cannot write.
-    const bad = ["SET", "review:bad", null] as unknown as RedisArgument[];
+    const bad = ["SET", "step:bad", null] as unknown as RedisArgument[];
     let timer: ReturnType<typeof setTimeout> | undefined;
     const r = await Promise.race([
       client.sendCommand(bad).then(() => "resolved", (e: unknown) => e),
@@ -28,7 +28,7 @@ describe("review: invalid arguments", () => {
     clearTimeout(timer);
     // The connection keeps working for the next command.
     const next = await Promise.race([
-      client.get("review:bad"),
+      client.get("step:bad"),
       new Promise((res) => timer = setTimeout(() => res("timeout"), 1000)),
     ]);
     clearTimeout(timer);

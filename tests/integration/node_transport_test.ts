@@ -1,4 +1,4 @@
-// Review: with the node:net transport (onClose arrives after close(), not inside it), a socket
+// with the node:net transport (onClose arrives after close(), not inside it), a socket
 // that hits a protocol fault in the same chunk as its last handshake reply is still installed,
 // and commands written to it never settle.
 import { describe, it } from "node:test";
@@ -20,7 +20,7 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-describe("review: node transport", () => {
+describe("node transport", () => {
   it("a command sent after a connect whose handshake chunk ended in garbage settles", async () => {
     const decoders = new Map<number, RespDecoder>();
     const server = await startFakeServer((socket, chunk, index) => {

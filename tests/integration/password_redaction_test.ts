@@ -1,4 +1,4 @@
-// Review: error messages must never carry the password. A server without HELLO (Redis 5, a
+// error messages must never carry the password. A server without HELLO (Redis 5, a
 // proxy, or `rename-command HELLO ""`) answers "unknown command ... with args beginning with:"
 // followed by the arguments, AUTH's password among them; the client puts that text in its error.
 import { after, before, describe, it } from "node:test";
@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 
-describe("review: password in error messages", () => {
+describe("password in error messages", () => {
   let server: RedisServer;
   before(async () => {
     server = await startRedis({

@@ -1,4 +1,4 @@
-// Review: subscribe() waits for the server's confirmation with no bound. When the connection
+// subscribe() waits for the server's confirmation with no bound. When the connection
 // is lost after SUBSCRIBE was written and is not re-established (reconnect: false), the
 // promise never settles.
 import { describe, it } from "node:test";
@@ -9,7 +9,7 @@ import { encodeValue } from "../../src/resp/encoder.ts";
 import type { RespValue } from "../../src/resp/types.ts";
 import { startFakeServer } from "../_helpers/fake_server.ts";
 
-describe("review: subscribe on a lost connection", () => {
+describe("subscribe on a lost connection", () => {
   it("subscribe() rejects when the connection dies before the confirmation (reconnect: false)", async () => {
     const decoders = new Map<number, RespDecoder>();
     const server = await startFakeServer((socket, chunk, index) => {
