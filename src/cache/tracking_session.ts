@@ -130,15 +130,20 @@ export class TrackingSession {
     };
   }
 
-  /** Every change (and every new socket) flushes the cache. */
+  /**
+   * Every change (and every new socket) flushes the cache, except the executor's first socket
+   * turning tracking on: nothing was read through it before (a cluster node joining does not
+   * drop what the other nodes' reads cached).
+   */
   #setActive(active: boolean): void {
     if (this.#closed) return;
     const next = active ? "on" : "off";
+    const first = this.#state === "idle" && active;
     if (next !== this.#state) {
       this.#cache._sessionChanged(this.#state === "off", next === "off");
       this.#state = next;
     }
-    this.#cache.invalidateAll();
+    if (!first) this.#cache.invalidateAll();
   }
 
   #trackingArgs(redirect: number | undefined): RedisArgument[] {

@@ -671,6 +671,7 @@ export class RedisClusterClient extends RedisCommands<string>
   #adopt(view: ClusterTopology, reason: "refresh" | "moved"): void {
     const before = this.#topo;
     const change = diffTopology(before, view);
+    if (this.#cache !== undefined && before.nodes.length > 0) this.#dropMovedSlots(before, view);
     this.#topo = view;
     this.#byIndex = [];
     this.#primaries = this.#computePrimaries();
@@ -693,6 +694,23 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#emit("topology", detail);
     }
     this.#reconcileSubscriptions();
+  }
+
+  /** Drops the cached replies of the slots whose owner differs between two views. */
+  #dropMovedSlots(before: ClusterTopology, after: ClusterTopology): void {
+    const moved = new Uint8Array(SLOT_COUNT);
+    let any = false;
+    for (let s = 0; s < SLOT_COUNT; s++) {
+      const a = before.slots[s]!;
+      const b = after.slots[s]!;
+      const from = a === NO_NODE ? undefined : before.nodes[a]!.address;
+      const to = b === NO_NODE ? undefined : after.nodes[b]!.address;
+      if (from !== to) {
+        moved[s] = 1;
+        any = true;
+      }
+    }
+    if (any) this.#cache!.invalidateWhere((key) => moved[keySlot(key)] === 1);
   }
 
   /** One refresh at a time; a request during one runs another right after it. */

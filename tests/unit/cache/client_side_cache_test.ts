@@ -58,16 +58,22 @@ describe("ClientSideCache", () => {
     assert.equal(cache.stats().misses, 1);
   });
 
-  it("what was read before the first socket is not kept: its session step flushes", async () => {
+  it("the first socket's tracking step keeps what is cached; every later socket flushes", async () => {
     const cache = new ClientSideCache({});
     const t = cache.tracking(3); // idle: not connected yet
     const f = fakeExec(new Map([["k", "v"]]));
-    // The read makes the executor connect: the socket's session runs before the reply.
+    // The read makes the executor connect: it is sent after the socket's CLIENT TRACKING ON.
     const connecting: CommandExec = (args, transform, flags, blockMs) => {
       t.session("shared");
       return f.exec(args, transform, flags, blockMs);
     };
     await cache.run(["GET", "k"], undefined, RO, undefined, connecting);
+    assert.equal(cache.stats().entries, 1);
+    // A second executor's first socket (a cluster node joining) drops nothing.
+    cache.tracking(3).session("shared");
+    assert.equal(cache.stats().entries, 1);
+    // A reconnect (invalidations may have been missed) flushes.
+    t.session("shared");
     assert.equal(cache.stats().entries, 0);
     await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
     assert.equal(cache.stats().entries, 1);
