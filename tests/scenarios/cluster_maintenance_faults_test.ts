@@ -13,6 +13,12 @@ import { clusterClient, loadSlots, slotsOf } from "./cluster_maintenance_helpers
 
 const WORKERS = 16;
 
+function ownersOf(entries: { destination: string; slots: string }[]): Map<number, string> {
+  const m = new Map<number, string>();
+  for (const e of entries) for (const s of slotsOf(e.slots)) m.set(s, e.destination);
+  return m;
+}
+
 describe("scenario: faulty SMIGRATED delivery", () => {
   let sim: ClusterMaintenanceSimulator;
   beforeEach(markLeakBaseline);
@@ -30,12 +36,6 @@ describe("scenario: faulty SMIGRATED delivery", () => {
   ): Promise<void> {
     await Promise.all([...owner.keys()].map((s) => client.get(slotKey(s, "probe"))));
     for (const [s, dst] of owner) assert.equal(client.nodeForSlot(s), dst, `slot ${s}`);
-  }
-
-  function ownersOf(entries: { destination: string; slots: string }[]): Map<number, string> {
-    const m = new Map<number, string>();
-    for (const e of entries) for (const s of slotsOf(e.slots)) m.set(s, e.destination);
-    return m;
   }
 
   it("a duplicate SMIGRATED is applied once", async () => {
@@ -174,6 +174,42 @@ describe("scenario: faulty SMIGRATED delivery", () => {
     assert.equal(await client.set("standalone", "1"), "OK");
     assert.deepEqual(client.nodes().map((n) => n.address).sort(), before);
     assert.ok(client.maintenanceState()!.connections.every((c) => c.relaxedUntil === undefined));
+    await client.close();
+    await assertNoLeaks();
+  });
+});
+
+describe("scenario: SMIGRATED during a topology refresh", () => {
+  let sim: ClusterMaintenanceSimulator;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  it("waits for the refresh and is applied right after it", async () => {
+    const { client } = clusterClient(sim);
+    await client.connect();
+    const order: string[] = [];
+    client.addEventListener("maintenance", (e) => {
+      if (e.detail.type === "slot-delta") order.push(`slot-delta ${String(e.detail.phase)}`);
+    });
+    const owners = sim.nodes().filter((n) => n.slots !== "");
+    const slots = slotsOf(owners[0]!.slots).slice(0, 20);
+    const r = await sim.slotMigrate({ effect: "slot-shuffle", slots, smigratedCopies: 0 });
+    const refresh = client.refreshTopology().then(() => order.push("refresh done"));
+    // The notification reaches the client before the nodes' answers to the refresh.
+    sim.inject(smigratedFrame(r.smigratedSeq, r.entries, "reference"));
+    await refresh;
+    await waitFor(() => order.includes("slot-delta applied"), 3000, "the delta applied");
+    assert.deepEqual(order.slice(0, 3), [
+      "slot-delta deferred",
+      "slot-delta applied",
+      "refresh done",
+    ]);
+    for (const [s, dst] of ownersOf(r.entries)) assert.equal(client.nodeForSlot(s), dst);
     await client.close();
     await assertNoLeaks();
   });
