@@ -798,7 +798,7 @@ export class RedisClusterClient extends RedisCommands<string>
     if (chosen) this.#adopt(chosen, "refresh");
     // Nodes connected only to be asked that serve nothing (an emptied primary) are let go.
     for (const a of ask) {
-      if (!had.has(a) && !this.#serves(a)) this.#dropExecutor(a);
+      if (!had.has(a) && !this.#serves(a)) this.#dropExecutor(a, false); // nothing read there
     }
   }
 
