@@ -105,7 +105,7 @@ async function scenario(on: boolean): Promise<Run> {
     await new Promise((r) => setTimeout(r, 500));
     // Poll the client's table: when does every moved slot route to the new owner?
     let routedAt: number | undefined;
-    let target: string | undefined;
+    let target: string | undefined = undefined;
     const poll = setInterval(() => {
       if (routedAt !== undefined || target === undefined) return;
       if (moving.every((s) => client.nodeForSlot(s) === target)) routedAt = Date.now();
