@@ -3,7 +3,7 @@
 // redis-server, and exercised over HTTP; then stopped with SIGTERM, which must close them.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
@@ -11,6 +11,15 @@ import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const isDeno = "Deno" in globalThis;
 const isBun = "Bun" in globalThis;
+
+/**
+ * The other runtime's own binary, found through npx once: a server started through npx would be
+ * a grandchild that a signal to npx does not reach (it would outlive the test).
+ */
+function binaryOf(pkg: string, script: string[]): string {
+  return execFileSync("npx", ["-y", pkg, ...script], { encoding: "utf8" }).trim().split("\n")
+    .pop()!;
+}
 
 /** How each example is started: with this runtime itself when it is the right one. */
 const EXAMPLES: { name: string; file: string; cmd: () => [string, string[]] }[] = [
@@ -20,9 +29,7 @@ const EXAMPLES: { name: string; file: string; cmd: () => [string, string[]] }[] 
     cmd: () =>
       isDeno
         ? [Deno.execPath(), ["run", "--allow-net", "--allow-env", "examples/deno_serve.ts"]]
-        : ["npx", [
-          "-y",
-          "deno@2.9.6",
+        : [binaryOf("deno@2.9.6", ["eval", "console.log(Deno.execPath())"]), [
           "run",
           "--allow-net",
           "--allow-env",
@@ -35,7 +42,9 @@ const EXAMPLES: { name: string; file: string; cmd: () => [string, string[]] }[] 
     cmd: () =>
       isBun
         ? [process.execPath, ["examples/bun_serve.ts"]]
-        : ["npx", ["-y", "bun@1.4.4", "examples/bun_serve.ts"]],
+        : [binaryOf("bun@1.4.4", ["-e", "console.log(process.execPath)"]), [
+          "examples/bun_serve.ts",
+        ]],
   },
 ];
 
