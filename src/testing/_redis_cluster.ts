@@ -271,6 +271,18 @@ interface NodeState {
  * replicas and waits until every node agrees and says `cluster_state:ok`.
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
+  try {
+    return await startRedisClusterOnce(options);
+  } catch (e) {
+    // On a loaded machine a node can reset its first connections (its port was another test's
+    // server a moment before): everything started was stopped, so try once more on fresh ports.
+    // (Not with `announce`: its owner keeps per-node state and retries by itself.)
+    if (e instanceof RangeError || e instanceof ReplyError || options.announce) throw e;
+    return await startRedisClusterOnce(options);
+  }
+}
+
+async function startRedisClusterOnce(options: RedisClusterOptions): Promise<RedisCluster> {
   const primaries = options.primaries ?? 3;
   const perPrimary = options.replicasPerPrimary ?? 1;
   if (!Number.isInteger(primaries) || primaries < 1) {
