@@ -6,6 +6,7 @@
  * @module
  */
 
+import { ActionQueue } from "./_action_queue.ts";
 import { ReplyError } from "../errors.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
@@ -111,8 +112,7 @@ export class ClusterMaintenanceSimulator {
   #events: NotificationRecord[] = [];
   #eventWaiters: (() => void)[] = [];
   #http: HttpServer | undefined;
-  #actions = new Map<string, ActionStatus>();
-  #busy: Promise<unknown> = Promise.resolve();
+  readonly #actions = new ActionQueue();
   #migrations: Promise<unknown> = Promise.resolve();
   #redirects: RedirectInfo[] = [];
   #timers = new Set<() => void>();
@@ -546,21 +546,8 @@ export class ClusterMaintenanceSimulator {
    */
   startAction(type: string, parameters: Record<string, unknown> = {}): string {
     this.#assertOpen();
-    const run = this.#actionRunner(type, parameters);
-    const id = crypto.randomUUID();
-    const status: ActionStatus = { status: "pending", output: null, error: null };
-    this.#actions.set(id, status);
-    this.#busy = this.#busy.then(async () => {
-      status.status = "running";
-      try {
-        status.output = await run();
-        status.status = "success";
-      } catch (e) {
-        status.status = "failed";
-        status.error = e instanceof Error ? e.message : String(e);
-      }
-    });
-    return id;
+    // Actions run one after another, like the fault injector's queue.
+    return this.#actions.start(this.#actionRunner(type, parameters));
   }
 
   /**
@@ -575,8 +562,7 @@ export class ClusterMaintenanceSimulator {
    * ```
    */
   actionStatus(id: string): ActionStatus | undefined {
-    const s = this.#actions.get(id);
-    return s === undefined ? undefined : { ...s };
+    return this.#actions.status(id);
   }
 
   /**
@@ -600,7 +586,7 @@ export class ClusterMaintenanceSimulator {
     for (const p of this.#proxies) for (const c of [...p.conns]) c.destroy();
     // Stopping the cluster ends a running migration (its next step fails), then let it settle.
     await this.#cluster?.stop();
-    await this.#busy.catch(() => {});
+    await this.#actions.idle();
     await this.#migrations.catch(() => {});
     for (const p of this.#proxies) for (const c of [...p.conns]) c.destroy();
     for (const w of [...this.#eventWaiters]) w();

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ActionQueue } from "./_action_queue.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -162,7 +163,7 @@ export class MaintenanceSimulator {
   #retained: Uint8Array | undefined;
   #spawned: SpawnedRedis[] = [];
   #http: HttpServer | undefined;
-  #actions = new Map<string, ActionStatus>();
+  readonly #actions = new ActionQueue();
   #timers = new Set<() => void>();
   #closed = false;
   #latency = 0;
@@ -171,7 +172,6 @@ export class MaintenanceSimulator {
   #paused = false;
   #blackhole = false;
   #blackholeTimer: ReturnType<typeof setTimeout> | undefined;
-  #busy: Promise<unknown> = Promise.resolve();
   #gate: Promise<Endpoint> | undefined;
   #host: ProxyHost;
 
@@ -574,22 +574,8 @@ export class MaintenanceSimulator {
    */
   startAction(type: string, parameters: Record<string, unknown> = {}): string {
     this.#assertOpen();
-    const run = this.#actionRunner(type, parameters);
-    const id = crypto.randomUUID();
-    const status: ActionStatus = { status: "pending", output: null, error: null };
-    this.#actions.set(id, status);
     // Actions run one after another, like the fault injector's queue.
-    this.#busy = this.#busy.then(async () => {
-      status.status = "running";
-      try {
-        status.output = await run();
-        status.status = "success";
-      } catch (e) {
-        status.status = "failed";
-        status.error = e instanceof Error ? e.message : String(e);
-      }
-    });
-    return id;
+    return this.#actions.start(this.#actionRunner(type, parameters));
   }
 
   /**
@@ -604,8 +590,7 @@ export class MaintenanceSimulator {
    * ```
    */
   actionStatus(id: string): ActionStatus | undefined {
-    const s = this.#actions.get(id);
-    return s === undefined ? undefined : { ...s };
+    return this.#actions.status(id);
   }
 
   #actionRunner(type: string, p: Record<string, unknown>): () => Promise<unknown> {
