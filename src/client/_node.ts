@@ -131,7 +131,10 @@ export class NodeExecutor {
     this.#s = options.settings;
     this.pubsub = new SubscriptionManager(
       // Both families hold a reply slot, answered by their confirmations or an error reply.
-      (args) => this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE),
+      (args, _subscribe, asking) =>
+        asking
+          ? this.#sendAsking(args)
+          : this.#pubsubConnection().send(args, undefined, FLAG_SUBSCRIBE),
       options.onListenerError,
       options.onShardRestoreRefused,
     );
@@ -269,6 +272,26 @@ export class NodeExecutor {
     this.#o.logger.debug(`Ignoring a push frame of type "${String(frame[0])}"`);
   }
 
+  /** `ASKING` and a (un)subscribe command as one group on the RESP3 connection that carries pub/sub. */
+  #sendAsking(args: string[]): Promise<unknown> {
+    if (this.#s.protocol !== 3) {
+      return Promise.reject(
+        new TypeError(
+          `Cannot send "${
+            args[0]
+          }" behind ASKING over RESP2: a subscribed connection refuses other commands`,
+        ),
+      );
+    }
+    const [asking, command] = this.shared.sendAll([
+      { args: ["ASKING"], transform: undefined, flags: 0 },
+      { args, transform: undefined, flags: FLAG_SUBSCRIBE },
+    ]);
+    // Its outcome is the command's: a node that is not importing the slot answers it MOVED.
+    asking!.catch(() => {});
+    return command!;
+  }
+
   #pubsubConnection(): Connection {
     if (this.#s.protocol === 3) return this.shared;
     return this.#subscriber ??= this.#newConnection("subscriber");
@@ -378,13 +401,18 @@ export class NodeExecutor {
     );
   }
 
-  /** Subscribes; resolves once the server confirmed. */
+  /**
+   * Subscribes; resolves once the server confirmed. `asking` sends the command (and its
+   * unsubscribe) behind `ASKING`, RESP3 only: a cluster node importing a shard channel's slot
+   * accepts it only so.
+   */
   subscribe<S extends string | Uint8Array = string>(
     kind: SubscriptionKind,
     names: string | string[],
     listener?: PubSubListener<S>,
     bufferLimit?: number,
     binary = false,
+    asking = false,
   ): Promise<Subscription<S>> {
     const list = typeof names === "string" ? [names] : [...names];
     if (list.length === 0) {
@@ -399,7 +427,7 @@ export class NodeExecutor {
     }
     if (this.#closed) return Promise.reject(this.#closedError("subscribe"));
     const sub = new Subscription<S>(this.pubsub, kind, list, listener, bufferLimit, binary);
-    return this.pubsub.add(sub as unknown as Subscription).then(() => sub);
+    return this.pubsub.add(sub as unknown as Subscription, asking).then(() => sub);
   }
 
   /** Connects the shared connection now; `signal` gives up the attempt. */

@@ -229,7 +229,9 @@ export class SubscriptionManager {
     pattern: new Map(),
     shard: new Map(),
   };
-  readonly #send: (args: string[], subscribe: boolean) => Promise<unknown>;
+  readonly #send: (args: string[], subscribe: boolean, asking: boolean) => Promise<unknown>;
+  /** Subscriptions sent behind `ASKING` (a cluster node importing their slot). */
+  readonly #asking = new WeakSet<AnySubscription>();
   /** Subscribe commands not yet confirmed, per name. */
   readonly #pending: Record<SubscriptionKind, Map<string, Promise<unknown>>> = {
     channel: new Map(),
@@ -243,14 +245,15 @@ export class SubscriptionManager {
 
   /**
    * @param send Sends a subscribe-family command (`subscribe`: answered once every channel is
-   *   confirmed, or rejected by an error reply) or an unsubscribe-family one (no reply slot).
+   *   confirmed, or rejected by an error reply) or an unsubscribe-family one; `asking`: preceded
+   *   by `ASKING` on the same connection (a cluster node importing the channel's slot).
    * @param onListenerError Reports an exception of a listener, or a dropped message.
    * @param onRestoreRefused A shard channel the server refused to restore on a new connection
    *   (a cluster node whose slot left it answers MOVED): it is forgotten and reported here
    *   instead of failing the connection's handshake. Without it, the refusal fails the handshake.
    */
   constructor(
-    send: (args: string[], subscribe: boolean) => Promise<unknown>,
+    send: (args: string[], subscribe: boolean, asking: boolean) => Promise<unknown>,
     onListenerError?: (error: unknown) => void,
     onRestoreRefused?: (name: string, error: ReplyError) => void,
   ) {
@@ -296,7 +299,14 @@ export class SubscriptionManager {
     }
   }
 
-  async add(sub: AnySubscription): Promise<void> {
+  /**
+   * Subscribes `sub`'s names that are not subscribed yet.
+   *
+   * @param asking Send the command behind `ASKING`, and its unsubscribe later too: a cluster
+   *   node accepts a shard channel of a slot it is importing only so.
+   */
+  async add(sub: AnySubscription, asking = false): Promise<void> {
+    if (asking) this.#asking.add(sub);
     if (sub.binary && !this.#binarySubs.has(sub)) {
       this.#binarySubs.add(sub);
       // Before the SUBSCRIBE: its first message already arrives as bytes.
@@ -320,7 +330,7 @@ export class SubscriptionManager {
       set.add(sub);
     }
     if (fresh.length > 0) {
-      const sent = this.#send([COMMANDS[sub.kind][0], ...fresh], true);
+      const sent = this.#send([COMMANDS[sub.kind][0], ...fresh], true, asking);
       for (const n of fresh) pending.set(n, sent);
       waits.push(sent);
       sent.then(() => {
@@ -350,6 +360,7 @@ export class SubscriptionManager {
 
   async _remove(sub: AnySubscription): Promise<void> {
     this._ended(sub);
+    const asking = this.#asking.delete(sub);
     const map = this.#subs[sub.kind];
     const gone: string[] = [];
     for (const n of sub.names) {
@@ -362,7 +373,7 @@ export class SubscriptionManager {
       }
     }
     if (gone.length > 0) {
-      await this.#send([COMMANDS[sub.kind][1], ...gone], false).catch(() => {});
+      await this.#send([COMMANDS[sub.kind][1], ...gone], false, asking).catch(() => {});
     }
   }
 

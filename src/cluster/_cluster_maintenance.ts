@@ -22,6 +22,7 @@ import type {
 } from "../connection/connection.ts";
 import { ReplyError } from "../errors.ts";
 import { parseMaintenanceNotification, type SlotMigration } from "../maintenance/notification.ts";
+import type { SlotRange } from "../maintenance/slots.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
 import { effectiveTimeout } from "../maintenance/timeouts.ts";
 import type { RespValue } from "../resp/types.ts";
@@ -44,6 +45,11 @@ export interface ClusterMaintenanceHost extends MaintenanceHost {
   applyDelta(seq: number, entries: SlotMigration[], stale: number): void;
   /** Re-reads the topology (a delta could not be read). */
   refresh(reason: string): void;
+  /**
+   * An SMIGRATING window opened (`slots`: the slots it announces) or closed; `open` windows are
+   * open now.
+   */
+  windowsChanged?(open: number, slots: SlotRange[] | undefined): void;
 }
 
 /**
@@ -210,6 +216,7 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
             open: d.open,
             connection: label,
           });
+          this.#host.windowsChanged?.(d.open, d.slots);
           break;
         case "window-closed":
           this.#event({
@@ -222,6 +229,7 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
             open: d.open,
             connection: label,
           });
+          this.#host.windowsChanged?.(d.open, undefined);
           break;
         case "window-skipped":
           this.#host.logger.debug(

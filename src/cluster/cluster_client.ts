@@ -153,6 +153,11 @@ export interface ClusterStats {
   unwrittenRetries: number;
   /** Topology refreshes completed. */
   refreshes: number;
+  /**
+   * Shard subscriptions opened ahead on a node importing their slot (`ASKING` + `SSUBSCRIBE`),
+   * before the slot's owner ended them.
+   */
+  subscribedAhead: number;
 }
 
 /** One command on its way through redirections and retries. */
@@ -186,6 +191,20 @@ interface InnerSubscription {
   node: string;
   sub: Subscription;
 }
+
+/**
+ * A shard subscription opened ahead (`ASKING` + `SSUBSCRIBE`) on the node importing its slot,
+ * taken over as the subscription once the slot lands there.
+ */
+interface PreSubscription {
+  node: string;
+  /** The subscription once the node confirmed; `undefined` when it refused (not importing). */
+  ready: Promise<Subscription | undefined>;
+  dropped: boolean;
+}
+
+/** Milliseconds between migration checks of shard subscriptions during an SMIGRATING window. */
+const WINDOW_PROBE_INTERVAL = 10;
 
 const KINDS: Record<string, SubscriptionKind> = {
   SUBSCRIBE: "channel",
@@ -307,6 +326,7 @@ export class RedisClusterClient extends RedisCommands<string>
     refused: 0,
     unwrittenRetries: 0,
     refreshes: 0,
+    subscribedAhead: 0,
   };
   readonly #pubsub: SubscriptionManager;
   readonly #inner: Record<SubscriptionKind, Map<string, InnerSubscription>> = {
@@ -317,6 +337,16 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #moving = new Map<string, Promise<void>>();
   /** Slots whose shard subscriptions are moving: commands for them wait (no message gap). */
   readonly #slotMoves = new Map<number, Promise<unknown>>();
+  /** Shard subscriptions opened ahead on the node importing their slot, per channel. */
+  readonly #pre = new Map<string, PreSubscription>();
+  /** Slots of the wanted shard channels, with how many channels each. */
+  readonly #shardSlots = new Map<number, number>();
+  /** Probe keys (a key of the slot no one writes), per slot. */
+  readonly #probeKeys = new Map<number, string>();
+  #probeTimer: TimerId | undefined;
+  #probing = false;
+  /** SMIGRATING windows open now (maintenance notifications). */
+  #windowsOpen = 0;
   /** Names the client's subscriptions want, per kind. */
   readonly #wanted: Record<SubscriptionKind, Set<string>> = {
     channel: new Set(),
@@ -354,6 +384,11 @@ export class RedisClusterClient extends RedisCommands<string>
         refresh: (reason) => {
           this.#logger.debug(`Refreshing the topology: ${reason}`);
           this.#scheduleRefresh();
+        },
+        windowsChanged: (open) => {
+          this.#windowsOpen = open;
+          // Slots are about to move: check the subscribed ones now, then often.
+          if (open > 0) this.#armProbe(0);
         },
       })
       : undefined;
@@ -1207,6 +1242,7 @@ export class RedisClusterClient extends RedisCommands<string>
         if (r.ask) {
           this.#stats.ask++;
           this.#executor(target, to.host, to.port);
+          this.#slotMigrating(r.slot, target);
           job.asking = target;
           return this.#send(job);
         }
@@ -1689,8 +1725,10 @@ export class RedisClusterClient extends RedisCommands<string>
             this.#patch(r.slot, this.#map(r.to));
             continue;
           }
-          if (r?.ask) this.#stats.ask++;
-          else if (e instanceof ReplyError) this.#stats.refused++;
+          if (r?.ask) {
+            this.#stats.ask++;
+            this.#slotMigrating(r.slot, formatEndpoint(this.#map(r.to)));
+          } else if (e instanceof ReplyError) this.#stats.refused++;
           else this.#scheduleRefresh();
           // ASK, TRYAGAIN, ...: the slot is moving; try again once it moved.
           await this.#pause(job, e);
@@ -1807,11 +1845,26 @@ export class RedisClusterClient extends RedisCommands<string>
     const names = args.slice(1);
     const wanted = this.#wanted[kind];
     if (subscribe) {
-      for (const n of names) wanted.add(n);
-      return Promise.all(names.map((n) => this.#innerSubscribe(kind, n)));
+      for (const n of names) {
+        if (kind === "shard" && !wanted.has(n)) {
+          const slot = keySlot(n);
+          this.#shardSlots.set(slot, (this.#shardSlots.get(slot) ?? 0) + 1);
+        }
+        wanted.add(n);
+      }
+      const all = Promise.all(names.map((n) => this.#innerSubscribe(kind, n)));
+      if (kind === "shard") all.then(() => this.#armProbe(), () => {});
+      return all;
     }
     const map = this.#inner[kind];
     return Promise.all(names.map((n) => {
+      if (kind === "shard" && wanted.has(n)) {
+        const slot = keySlot(n);
+        const left = (this.#shardSlots.get(slot) ?? 1) - 1;
+        if (left > 0) this.#shardSlots.set(slot, left);
+        else this.#shardSlots.delete(slot);
+        this.#dropPre(n);
+      }
       wanted.delete(n);
       const inner = map.get(n);
       map.delete(n);
@@ -1849,12 +1902,14 @@ export class RedisClusterClient extends RedisCommands<string>
       job.attempts++;
       const node = this.#executor(address);
       try {
-        const sub = await node.subscribe(
-          kind,
-          name,
-          this.#listener(kind),
-          this.#settings.maxBufferedMessages,
-        );
+        const sub = kind === "shard"
+          ? await this.#shardSubscribeOn(address, name)
+          : await node.subscribe(
+            kind,
+            name,
+            this.#listener(kind),
+            this.#settings.maxBufferedMessages,
+          );
         if (!this.#wanted[kind].has(name)) {
           // Unsubscribed while the server confirmed.
           sub.unsubscribe().catch(() => {});
@@ -1886,6 +1941,14 @@ export class RedisClusterClient extends RedisCommands<string>
 
   /** A node dropped a shard subscription by itself: subscribe where the channel's slot is now. */
   #onShardUnsubscribed(address: string, channel: string): void {
+    const pre = this.#pre.get(channel);
+    if (pre?.node === address) {
+      // The node stopped importing the slot (the move was called off, or it reconnected and
+      // could not restore the channel): a later check opens it again if the slot still moves.
+      this.#pre.delete(channel);
+      this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
+      return;
+    }
     const inner = this.#inner.shard.get(channel);
     if (!inner || inner.node !== address || !this.#wanted.shard.has(channel)) return;
     // The server dropped it: its executor must neither unsubscribe nor restore it.
@@ -1915,6 +1978,22 @@ export class RedisClusterClient extends RedisCommands<string>
    * @returns Whether a node took the subscription.
    */
   async #subscribeElsewhere(channel: string, from: string): Promise<boolean> {
+    const pre = this.#pre.get(channel);
+    if (pre !== undefined && pre.node !== from) {
+      // Subscribed ahead on the node that imported the slot: nothing to do but take it over.
+      const sub = await this.#takePre(channel, pre.node);
+      if (sub !== undefined) {
+        if (!this.#wanted.shard.has(channel)) {
+          sub.unsubscribe().catch(() => {});
+          return true;
+        }
+        this.#inner.shard.set(channel, { node: pre.node, sub });
+        this.#logger.debug(
+          `"${from}" ended the shard subscription "${channel}": "${pre.node}" already carries it`,
+        );
+        return true;
+      }
+    }
     const others = this.#primaries.map((i) => this.#topo.nodes[i]!.address).filter((a) =>
       a !== from
     );
@@ -1965,12 +2044,14 @@ export class RedisClusterClient extends RedisCommands<string>
       const old = this.#inner[kind].get(name);
       if (!old || old.node === to) return;
       try {
-        const sub = await this.#executor(to).subscribe(
-          kind,
-          name,
-          this.#listener(kind),
-          this.#settings.maxBufferedMessages,
-        );
+        const sub = kind === "shard"
+          ? await this.#shardSubscribeOn(to, name)
+          : await this.#executor(to).subscribe(
+            kind,
+            name,
+            this.#listener(kind),
+            this.#settings.maxBufferedMessages,
+          );
         const current = this.#inner[kind].get(name);
         if (current !== old) {
           // Unsubscribed (or moved) meanwhile.
@@ -2014,6 +2095,178 @@ export class RedisClusterClient extends RedisCommands<string>
       return;
     }
     await old.sub.unsubscribe().catch(() => {});
+  }
+
+  /**
+   * Subscribes a shard channel on `to`: takes over the subscription opened ahead there while the
+   * slot migrated, or sends `SSUBSCRIBE`.
+   */
+  async #shardSubscribeOn(to: string, name: string): Promise<Subscription> {
+    const ahead = await this.#takePre(name, to);
+    if (ahead?.active) {
+      this.#logger.debug(`The shard channel "${name}" was subscribed ahead on "${to}": taken over`);
+      return ahead;
+    }
+    return this.#executor(to).subscribe(
+      "shard",
+      name,
+      this.#listener("shard"),
+      this.#settings.maxBufferedMessages,
+    );
+  }
+
+  /** The subscription opened ahead on `to`, leaving the map (`undefined` when none). */
+  #takePre(name: string, to: string): Promise<Subscription | undefined> {
+    const pre = this.#pre.get(name);
+    if (pre === undefined || pre.node !== to) return Promise.resolve(undefined);
+    this.#pre.delete(name);
+    return pre.ready;
+  }
+
+  /** Ends a subscription opened ahead (the user unsubscribed, the move was called off). */
+  #dropPre(name: string): void {
+    const pre = this.#pre.get(name);
+    if (pre === undefined) return;
+    this.#pre.delete(name);
+    pre.dropped = true;
+    pre.ready.then((sub) => sub?.unsubscribe().catch(() => {}));
+  }
+
+  /**
+   * A slot is migrating to `to` (an `ASK` reply): its shard subscriptions are opened there too,
+   * behind `ASKING`, before the owner ends them when the slot leaves it. A message is published
+   * on one node only, so the two subscriptions never deliver the same one.
+   */
+  #slotMigrating(slot: number, to: string): void {
+    if (!this.#shardSlots.has(slot) || this.#closed || this.#settings.protocol !== 3) return;
+    for (const [name, inner] of this.#inner.shard) {
+      if (inner.node === to || keySlot(name) !== slot) continue;
+      const pre = this.#pre.get(name);
+      if (pre?.node === to && !pre.dropped) continue;
+      if (pre) this.#dropPre(name);
+      const entry: PreSubscription = {
+        node: to,
+        dropped: false,
+        ready: Promise.resolve(undefined),
+      };
+      entry.ready = this.#executor(to).subscribe(
+        "shard",
+        name,
+        this.#listener("shard"),
+        this.#settings.maxBufferedMessages,
+        false,
+        true,
+      ).then((sub) => {
+        this.#stats.subscribedAhead++;
+        if (entry.dropped) {
+          sub.unsubscribe().catch(() => {});
+          return undefined;
+        }
+        this.#logger.debug(
+          `Subscribed the shard channel "${name}" ahead on "${to}", which imports slot ${slot}`,
+        );
+        return sub;
+      }, (e) => {
+        if (this.#pre.get(name) === entry) this.#pre.delete(name);
+        this.#logger.debug(
+          `Cannot subscribe "${name}" ahead on "${to}": ${(e as Error)?.message ?? String(e)}`,
+        );
+        return undefined;
+      });
+      this.#pre.set(name, entry);
+    }
+  }
+
+  /**
+   * Schedules the next migration check of the shard subscriptions' slots: in `ms`, else after
+   * `shardMigrationProbeInterval` (every 10 ms while an SMIGRATING window is open).
+   */
+  #armProbe(ms?: number): void {
+    if (this.#closed || this.#settings.protocol !== 3 || this.#inner.shard.size === 0) return;
+    const every = this.#windowsOpen > 0
+      ? WINDOW_PROBE_INTERVAL
+      : this.#c.shardMigrationProbeInterval;
+    const delay = ms ?? every;
+    if (every === 0 && ms === undefined) return;
+    if (this.#probeTimer !== undefined) {
+      if (ms === undefined) return;
+      this.#clock.clearTimer(this.#probeTimer);
+    }
+    this.#probeTimer = this.#clock.setTimer(() => {
+      this.#probeTimer = undefined;
+      if (this.#probing) return;
+      this.#probing = true;
+      this.#probe().catch(() => {}).finally(() => {
+        this.#probing = false;
+        this.#armProbe();
+      });
+    }, delay);
+  }
+
+  /**
+   * One migration check: `EXISTS <probe key>` per subscribed slot, pipelined to the node the
+   * slot's subscription is on. A migrating slot answers `ASK <importing node>`; a slot that left
+   * answers `MOVED`; a number means it stays (a subscription opened ahead for a move that was
+   * called off is ended).
+   */
+  async #probe(): Promise<void> {
+    const bySource = new Map<string, Set<number>>();
+    for (const [name, inner] of this.#inner.shard) {
+      let slots = bySource.get(inner.node);
+      if (!slots) bySource.set(inner.node, slots = new Set());
+      slots.add(keySlot(name));
+    }
+    await Promise.all([...bySource].map(async ([address, set]) => {
+      const node = this.#nodes.get(address);
+      if (node === undefined || node.closed || this.#down.has(address)) return;
+      const slots = [...set];
+      const replies = await Promise.allSettled(
+        slots.map((slot) => node.run(["EXISTS", this.#probeKey(slot)], undefined, 0)),
+      );
+      if (this.#closed) return;
+      replies.forEach((r, i) => {
+        const slot = slots[i]!;
+        if (r.status === "fulfilled") {
+          for (const [name, pre] of this.#pre) {
+            if (keySlot(name) === slot && this.#inner.shard.get(name)?.node === address) {
+              this.#logger.debug(
+                `Slot ${slot} stays on "${address}": ending the subscription "${name}" opened ahead on "${pre.node}"`,
+              );
+              this.#dropPre(name);
+            }
+          }
+          return;
+        }
+        const e = r.reason;
+        const red = e instanceof ReplyError ? parseRedirect(e, node.endpoint) : undefined;
+        if (red === undefined) return;
+        const to = this.#map(red.to);
+        if (red.ask) {
+          const target = formatEndpoint(to);
+          this.#executor(target, to.host, to.port);
+          this.#slotMigrating(slot, target);
+        } else {
+          this.#patch(red.slot, to);
+          this.#moveShardSubscriptions(red.slot)?.catch(() => {});
+          this.#scheduleRefresh();
+        }
+      });
+    }));
+  }
+
+  /** A key of `slot` no one writes: `EXISTS` of it answers `ASK` while the slot migrates. */
+  #probeKey(slot: number): string {
+    let key = this.#probeKeys.get(slot);
+    if (key !== undefined) return key;
+    for (let i = 0;; i++) {
+      const tag = i.toString(36);
+      if (keySlot(tag) === slot) {
+        key = `edge-redis:slot-probe:{${tag}}`;
+        break;
+      }
+    }
+    this.#probeKeys.set(slot, key);
+    return key;
   }
 
   /** Shard subscriptions of a slot that moved, moved with it; `undefined` when none. */
@@ -2196,6 +2449,9 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#closed = true;
     this.#clock.clearTimer(this.#periodic);
     this.#periodic = undefined;
+    this.#clock.clearTimer(this.#probeTimer);
+    this.#probeTimer = undefined;
+    this.#pre.clear();
     for (const r of [...this.#retries]) {
       this.#clock.clearTimer(r.id);
       this.#retries.delete(r);

@@ -58,6 +58,17 @@ export interface RedisClusterClientOptions
    */
   topologyRefreshInterval?: number;
   /**
+   * Milliseconds between checks, while shard subscriptions exist, of whether their slots are
+   * migrating: one `EXISTS` of a probe key per subscribed slot, pipelined to the slot's owner,
+   * which answers `ASK` while the slot migrates. The client then subscribes on the importing
+   * node too (`ASKING` + `SSUBSCRIBE`), before the owner ends its subscription, so no message
+   * is lost whoever publishes it. During an SMIGRATING window the checks run every 10 ms, and
+   * an `ASK` met by any command starts the same move. 0 turns the periodic checks off. RESP3
+   * only: over RESP2 a subscribed connection refuses `ASKING`.
+   * @default {100}
+   */
+  shardMigrationProbeInterval?: number;
+  /**
    * Rewrites the addresses nodes announce (NAT, containers): `{ "10.0.0.5:6379":
    * "127.0.0.1:7000" }`, or a function returning the address to use (or `undefined` to keep it).
    */
@@ -84,6 +95,7 @@ export interface ResolvedClusterOptions {
   maxTotalRetriesDuration: number;
   readFrom: ReadFrom;
   topologyRefreshInterval: number;
+  shardMigrationProbeInterval: number;
   crossSlot: "split" | "refuse";
   /** Connection settings for every node (host and port replaced per node). */
   node: RedisClientOptions;
@@ -160,6 +172,7 @@ export function resolveClusterOptions(o: RedisClusterClientOptions): ResolvedClu
     maxTotalRetriesDuration: _d,
     readFrom: _r,
     topologyRefreshInterval: _t,
+    shardMigrationProbeInterval: _p,
     nodeAddressMap: _m,
     crossSlot: _c,
     ...node
@@ -179,6 +192,12 @@ export function resolveClusterOptions(o: RedisClusterClientOptions): ResolvedClu
       o.topologyRefreshInterval,
       0,
       60_000,
+    ),
+    shardMigrationProbeInterval: integerAtLeast(
+      "shardMigrationProbeInterval",
+      o.shardMigrationProbeInterval,
+      0,
+      100,
     ),
     crossSlot,
     node: {

@@ -41,6 +41,61 @@ describe("cluster pub/sub", () => {
     await assertNoLeaks();
   });
 
+  it("ends a subscription opened ahead when the move is called off, or on unsubscribe", async () => {
+    const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
+    const channel = "called-off";
+    const slot = keySlot(channel);
+    const from = cluster.nodeForSlot(slot);
+    const to = cluster.primaries().find((p) => p.id !== from.id)!;
+    const onImporter = async () =>
+      ((await to.command(["PUBSUB", "SHARDNUMSUB", channel])) as [string, number])[1];
+    const until = async (n: number, what: string) => {
+      const end = Date.now() + 3000;
+      while (await onImporter() !== n) {
+        if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
+        await sleep(10);
+      }
+    };
+    const setslot = (node: typeof from, ...rest: string[]) =>
+      node.command(["CLUSTER", "SETSLOT", String(slot), ...rest]);
+    const received: string[] = [];
+    let sub = await client.ssubscribe(channel, (m) => received.push(m));
+    try {
+      // A move that is called off: the owner stops answering ASK, the one opened ahead ends.
+      await setslot(to, "IMPORTING", from.id);
+      await setslot(from, "MIGRATING", to.id);
+      await until(1, "the subscription opened ahead on the importing node");
+      await setslot(from, "STABLE");
+      await until(0, "the subscription opened ahead to end");
+      await setslot(to, "STABLE");
+      assert.equal(await from.command(["SPUBLISH", channel, "after-abort"]), 1);
+      await waitFor(() => received.length === 1, 3000, "the message on the owner");
+      assert.deepEqual(received, ["after-abort"]);
+      assert.equal(client.nodeForSlot(slot), `127.0.0.1:${from.port}`);
+      assert.equal(client.stats().subscribedAhead, 1);
+
+      // Unsubscribed while the slot migrates: both subscriptions end.
+      await setslot(to, "IMPORTING", from.id);
+      await setslot(from, "MIGRATING", to.id);
+      await until(1, "the subscription opened ahead again");
+      await sub.unsubscribe();
+      await until(0, "the subscription opened ahead to end on unsubscribe");
+      assert.deepEqual(await from.command(["PUBSUB", "SHARDNUMSUB", channel]), [channel, 0]);
+      await setslot(from, "STABLE");
+      await setslot(to, "STABLE");
+      // Subscribing again works, on the owner.
+      sub = await client.ssubscribe(channel, (m) => received.push(m));
+      assert.equal(await client.spublish(channel, "again"), 1);
+      await waitFor(() => received.length === 2, 3000, "the second message");
+    } finally {
+      await setslot(from, "STABLE").catch(() => {});
+      await setslot(to, "STABLE").catch(() => {});
+      await sub.unsubscribe();
+      await client.close();
+    }
+    await assertNoLeaks();
+  });
+
   for (const publisherKind of ["the same client", "another client"] as const) {
     it(`carries a shard subscription across a slot move, published by ${publisherKind}`, async () => {
       const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
@@ -64,7 +119,21 @@ describe("cluster pub/sub", () => {
         const slot = keySlot(channel);
         const from = cluster.nodeForSlot(slot);
         const to = cluster.primaries().find((p) => p.id !== from.id)!;
-        await cluster.migrateSlot(slot, to.id, { beforeFinalize: () => sleep(50) });
+        let aheadOnImporter = 0;
+        await cluster.migrateSlot(slot, to.id, {
+          beforeFinalize: async () => {
+            // While the slot migrates, the client's migration check (every 100 ms by default)
+            // meets ASK and subscribes on the importing node too, before the owner ends its own.
+            const end = Date.now() + 3000;
+            while (Date.now() < end) {
+              const n = await to.command(["PUBSUB", "SHARDNUMSUB", channel]) as [string, number];
+              aheadOnImporter = n[1];
+              if (aheadOnImporter === 1) break;
+              await sleep(10);
+            }
+            await sleep(50);
+          },
+        });
         await sleep(200);
         stop = true;
         await pub;
@@ -81,15 +150,11 @@ describe("cluster pub/sub", () => {
         assert.equal(client.nodeForSlot(slot), `127.0.0.1:${to.port}`);
         assert.equal(dupes, 0, "no message twice");
         assert.deepEqual(received, [...received].sort((a, b) => a - b), "in order");
-        if (publisherKind === "the same client") {
-          // The client's own MOVED for SPUBLISH moves the subscription before the publish is
-          // sent again: nothing can fall between the two subscriptions.
-          assert.equal(missing, 0, "every message arrives");
-        } else {
-          // Another publisher may reach the new owner in the one round trip between the old
-          // owner ending the subscription and the client subscribing again there.
-          assert.ok(missing <= Math.max(5, sent / 100), `${missing} of ${sent} missing`);
-        }
+        // Subscribed on the new owner before the old one ended its subscription: whoever
+        // publishes, nothing falls between the two.
+        assert.equal(aheadOnImporter, 1, "subscribed on the importing node during the move");
+        assert.equal(client.stats().subscribedAhead, 1);
+        assert.equal(missing, 0, "every message arrives");
         // The subscription now lives on the new owner only.
         assert.deepEqual(await to.command(["PUBSUB", "SHARDNUMSUB", channel]), [channel, 1]);
       } finally {

@@ -64,8 +64,15 @@ export function clusterClient(
   return { client, seen };
 }
 
-/** A shard channel publisher/subscriber pair on one client: every message numbered. */
-export async function shardTraffic(client: RedisClusterClient, channel: string) {
+/**
+ * Numbered messages on a shard channel: `client` subscribes, `publisher` (the same client by
+ * default) publishes.
+ */
+export async function shardTraffic(
+  client: RedisClusterClient,
+  channel: string,
+  publisher: RedisClusterClient = client,
+) {
   const received: number[] = [];
   const sub = await client.ssubscribe(channel, (m) => received.push(Number(m)));
   let sent = 0;
@@ -74,7 +81,7 @@ export async function shardTraffic(client: RedisClusterClient, channel: string) 
   const loop = (async () => {
     while (!stop) {
       try {
-        await client.spublish(channel, String(sent));
+        await publisher.spublish(channel, String(sent));
         sent++;
       } catch (e) {
         errors.push(String(e));

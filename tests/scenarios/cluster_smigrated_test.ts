@@ -54,6 +54,11 @@ for (const { effect, explicit } of PLAN) {
         }
         const channel = slotKey(channelSlot, `ch.${prefix}`);
         const shard = await shardTraffic(client, channel);
+        // The same slot, published by another client: the subscriber learns of the move only
+        // from SMIGRATING and the owner's ASK, and must be subscribed on the destination before
+        // the source ends its subscription.
+        const other = clusterClient(sim).client;
+        const shardOther = await shardTraffic(client, slotKey(channelSlot, `och.${prefix}`), other);
         const load = startLoad(client as unknown as RedisClient, workers, prefix);
         await sleep(300);
         const r: SlotMigrateResult = await sim.slotMigrate({ effect, slots });
@@ -65,12 +70,20 @@ for (const { effect, explicit } of PLAN) {
         await sleep(500);
         const stats = await load.stop();
         const pubsub = await shard.stop();
+        const pubsubOther = await shardOther.stop();
+        await other.close();
 
         assert.deepEqual(stats.errors, []);
         assert.equal(stats.failed, 0);
         assert.ok(stats.ok > workers, `only ${stats.ok} commands completed`);
         await assertCounters(client as unknown as RedisClient, stats, prefix);
         assertInOrder(pubsub);
+        assertInOrder(pubsubOther);
+        // Both channels of the moving slot were subscribed on its destination during the move.
+        assert.ok(
+          client.stats().subscribedAhead >= 2,
+          `${client.stats().subscribedAhead} subscriptions opened ahead`,
+        );
 
         const moved = r.entries.flatMap((e) => slotsOf(e.slots));
         assert.ok(moved.includes(channelSlot));
