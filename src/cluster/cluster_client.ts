@@ -205,6 +205,11 @@ interface PreSubscription {
 
 /** Milliseconds between migration checks of shard subscriptions during an SMIGRATING window. */
 const WINDOW_PROBE_INTERVAL = 10;
+/**
+ * Longest time a replaced shard subscription keeps listening on the node its slot left, waiting
+ * for that node to end it (it may learn of the move after the client did).
+ */
+const RETIRE_TIMEOUT = 5_000;
 
 const KINDS: Record<string, SubscriptionKind> = {
   SUBSCRIBE: "channel",
@@ -343,6 +348,11 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #shardSlots = new Map<number, number>();
   /** Probe keys (a key of the slot no one writes), per slot. */
   readonly #probeKeys = new Map<number, string>();
+  /**
+   * Shard subscriptions replaced by one on their slot's new owner, still listening on the old
+   * node until it ends them (a message is published on one node only: no duplicates).
+   */
+  readonly #retiring = new Map<string, { node: string; timer: TimerId }>();
   #probeTimer: TimerId | undefined;
   #probing = false;
   /** SMIGRATING windows open now (maintenance notifications). */
@@ -1864,6 +1874,7 @@ export class RedisClusterClient extends RedisCommands<string>
         if (left > 0) this.#shardSlots.set(slot, left);
         else this.#shardSlots.delete(slot);
         this.#dropPre(n);
+        this.#endRetiring(n);
       }
       wanted.delete(n);
       const inner = map.get(n);
@@ -1941,6 +1952,11 @@ export class RedisClusterClient extends RedisCommands<string>
 
   /** A node dropped a shard subscription by itself: subscribe where the channel's slot is now. */
   #onShardUnsubscribed(address: string, channel: string): void {
+    if (this.#retiring.get(channel)?.node === address) {
+      // The old owner caught up with the move: the replaced subscription is over.
+      this.#endRetiring(channel);
+      return;
+    }
     const pre = this.#pre.get(channel);
     if (pre?.node === address) {
       // The node stopped importing the slot (the move was called off, or it reconnected and
@@ -1999,6 +2015,7 @@ export class RedisClusterClient extends RedisCommands<string>
     );
     if (others.length === 0) return false;
     const listener = this.#listener("shard");
+    for (const a of others) this.#endRetiring(channel, a);
     const attempts = others.map((a) =>
       this.#executor(a).subscribe("shard", channel, listener, this.#settings.maxBufferedMessages)
         .then((sub) => ({ address: a, sub }), (e) => {
@@ -2091,7 +2108,14 @@ export class RedisClusterClient extends RedisCommands<string>
     to: string,
   ): Promise<void> {
     if (kind === "shard" && old.node !== to) {
-      this.#nodes.get(old.node)?.pubsub.forget("shard", [name]);
+      const node = this.#nodes.get(old.node);
+      if (node === undefined || node.closed || !old.sub.active) return;
+      // Until the old node ends it, it may still deliver what was published there.
+      this.#endRetiring(name);
+      const timer = this.#clock.setTimer(() => {
+        if (this.#retiring.get(name)?.timer === timer) this.#endRetiring(name);
+      }, RETIRE_TIMEOUT);
+      this.#retiring.set(name, { node: old.node, timer });
       return;
     }
     await old.sub.unsubscribe().catch(() => {});
@@ -2102,6 +2126,8 @@ export class RedisClusterClient extends RedisCommands<string>
    * slot migrated, or sends `SSUBSCRIBE`.
    */
   async #shardSubscribeOn(to: string, name: string): Promise<Subscription> {
+    // Back to a node that still holds a replaced subscription: that one is over.
+    this.#endRetiring(name, to);
     const ahead = await this.#takePre(name, to);
     if (ahead?.active) {
       this.#logger.debug(`The shard channel "${name}" was subscribed ahead on "${to}": taken over`);
@@ -2113,6 +2139,18 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#listener("shard"),
       this.#settings.maxBufferedMessages,
     );
+  }
+
+  /**
+   * Forgets the replaced subscription of `name` still listening on its old node (on `node`
+   * only, when given): the node ended it, or will answer a new subscribe there.
+   */
+  #endRetiring(name: string, node?: string): void {
+    const r = this.#retiring.get(name);
+    if (r === undefined || (node !== undefined && r.node !== node)) return;
+    this.#retiring.delete(name);
+    this.#clock.clearTimer(r.timer);
+    this.#nodes.get(r.node)?.pubsub.forget("shard", [name]);
   }
 
   /** The subscription opened ahead on `to`, leaving the map (`undefined` when none). */
@@ -2144,6 +2182,7 @@ export class RedisClusterClient extends RedisCommands<string>
       const pre = this.#pre.get(name);
       if (pre?.node === to && !pre.dropped) continue;
       if (pre) this.#dropPre(name);
+      this.#endRetiring(name, to);
       const entry: PreSubscription = {
         node: to,
         dropped: false,
@@ -2452,6 +2491,8 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#clock.clearTimer(this.#probeTimer);
     this.#probeTimer = undefined;
     this.#pre.clear();
+    for (const r of this.#retiring.values()) this.#clock.clearTimer(r.timer);
+    this.#retiring.clear();
     for (const r of [...this.#retries]) {
       this.#clock.clearTimer(r.id);
       this.#retries.delete(r);

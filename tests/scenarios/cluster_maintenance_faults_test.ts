@@ -9,7 +9,13 @@ import { smigratedFrame } from "../../src/testing/_notifications.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
-import { clusterClient, loadSlots, slotsOf } from "./cluster_maintenance_helpers.ts";
+import {
+  assertInOrder,
+  clusterClient,
+  loadSlots,
+  shardTraffic,
+  slotsOf,
+} from "./cluster_maintenance_helpers.ts";
 
 const WORKERS = 16;
 
@@ -211,6 +217,58 @@ describe("scenario: SMIGRATED during a topology refresh", () => {
     ]);
     for (const [s, dst] of ownersOf(r.entries)) assert.equal(client.nodeForSlot(s), dst);
     await client.close();
+    await assertNoLeaks();
+  });
+});
+
+describe("scenario: an SMIGRATED ahead of the move", () => {
+  let sim: ClusterMaintenanceSimulator;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  it("keeps the old owner's shard subscription until that node ends it: no message lost", async () => {
+    // The subscriber applies an SMIGRATED that arrives before the slot really moved; the
+    // publisher (another client, notifications off) still publishes on the old owner, which
+    // serves the slot until it is finalized there.
+    const { client } = clusterClient(sim, { topologyRefreshInterval: 0 });
+    const { client: other } = clusterClient(sim, {
+      topologyRefreshInterval: 0,
+      maintenanceNotifications: { mode: "disabled" },
+    });
+    await Promise.all([client.connect(), other.connect()]);
+    const owners = sim.nodes().filter((n) => n.role === "primary" && n.slots !== "");
+    const slot = slotsOf(owners[0]!.slots)[3]!;
+    const address = (n: (typeof owners)[number]) => `${n.endpoint.host}:${n.endpoint.port}`;
+    const source = address(owners[0]!);
+    const destination = address(owners[1]!);
+    assert.equal(client.nodeForSlot(slot), source);
+    const shard = await shardTraffic(client, slotKey(slot, "early"), other);
+    const migration = sim.slotMigrate({
+      effect: "slot-shuffle",
+      slots: [slot],
+      target: destination,
+      finalizeDelayMs: 1500,
+    });
+    try {
+      await waitFor(() => client.stats().subscribedAhead === 1, 3000, "the subscription ahead");
+      sim.inject(
+        smigratedFrame(100_000, [{ source, destination, slots: String(slot) }], "reference"),
+      );
+      await waitFor(() => client.nodeForSlot(slot) === destination, 3000, "the early delta");
+      await sleep(400);
+    } finally {
+      await migration;
+    }
+    await sleep(200);
+    const r = await shard.stop();
+    assertInOrder(r);
+    assert.ok(r.sent > 100, `only ${r.sent} published`);
+    await Promise.all([client.close(), other.close()]);
     await assertNoLeaks();
   });
 });
