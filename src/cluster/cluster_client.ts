@@ -2010,44 +2010,76 @@ export class RedisClusterClient extends RedisCommands<string>
         return true;
       }
     }
-    const others = this.#primaries.map((i) => this.#topo.nodes[i]!.address).filter((a) =>
-      a !== from
-    );
-    if (others.length === 0) return false;
+    const t = this.#topo;
+    const others = this.#primaries.map((i) => t.nodes[i]!.address).filter((a) => a !== from);
+    // A failover promotes one of the old owner's replicas: ask them in the same round. A
+    // replica serves its shard's channels too, so a primary that confirms is preferred.
+    const i = t.nodes.findIndex((n) => n.address === from);
+    const replicas = i === -1 ? [] : (t.replicas[i] ?? []).map((r) => t.nodes[r]!.address);
+    const candidates = [...others, ...replicas.filter((a) => a !== from && !others.includes(a))];
+    if (candidates.length === 0) return false;
     const listener = this.#listener("shard");
-    for (const a of others) this.#endRetiring(channel, a);
-    const attempts = others.map((a) =>
+    for (const a of candidates) this.#endRetiring(channel, a);
+    type Attempt = { address: string; sub?: Subscription; redirect?: HostPort };
+    const attempts = candidates.map((a): Promise<Attempt> =>
       this.#executor(a).subscribe("shard", channel, listener, this.#settings.maxBufferedMessages)
         .then((sub) => ({ address: a, sub }), (e) => {
           const r = e instanceof ReplyError
             ? parseRedirect(e, this.#executor(a).endpoint)
             : undefined;
-          if (r && !r.ask) this.#patch(r.slot, this.#map(r.to));
-          return undefined;
+          return { address: a, redirect: r && !r.ask ? this.#map(r.to) : undefined };
         })
     );
-    const won = await new Promise<{ address: string; sub: Subscription } | undefined>((resolve) => {
-      let left = attempts.length;
+    const won = await new Promise<Attempt | undefined>((resolve) => {
+      const settled: Attempt[] = [];
       let done = false;
+      const finish = (w: Attempt | undefined) => {
+        done = true;
+        resolve(w);
+      };
       for (const p of attempts) {
         p.then((r) => {
-          if (r && !done) {
-            done = true;
-            resolve(r);
-          } else if (r) {
-            // A second node confirmed too (a stale owner): keep only the first.
-            r.sub.unsubscribe().catch(() => {});
+          settled.push(r);
+          if (done) {
+            // Confirmed after the choice (a stale owner, a replica): keep only the chosen one.
+            r.sub?.unsubscribe().catch(() => {});
+            return;
           }
-          if (--left === 0 && !done) resolve(undefined);
+          if (r.sub && !replicas.includes(r.address)) {
+            for (const o of settled) if (o !== r) o.sub?.unsubscribe().catch(() => {});
+            finish(r);
+          } else if (settled.length === attempts.length) {
+            const w = settled.find((o) => o.sub);
+            for (const o of settled) if (o !== w) o.sub?.unsubscribe().catch(() => {});
+            finish(w);
+          }
         });
       }
     });
-    if (!won) return false;
+    const slot = keySlot(channel);
+    if (!won?.sub) {
+      // Nobody took it: the primaries' redirects say where the slot went.
+      for (const a of candidates) {
+        if (replicas.includes(a)) continue;
+        const r = (await attempts[candidates.indexOf(a)]!).redirect;
+        if (r) {
+          this.#patch(slot, r);
+          break;
+        }
+      }
+      return false;
+    }
+    if (!replicas.includes(won.address)) {
+      // A primary that serves the slot now.
+      const n = this.#executor(won.address).endpoint;
+      this.#patch(slot, { host: n.host, port: n.port });
+    }
     if (!this.#wanted.shard.has(channel)) {
       won.sub.unsubscribe().catch(() => {});
       return true;
     }
-    this.#inner.shard.set(channel, { node: won.address, sub: won.sub });
+    const sub = won.sub;
+    this.#inner.shard.set(channel, { node: won.address, sub });
     this.#logger.debug(`Subscribed the shard channel "${channel}" again on "${won.address}"`);
     return true;
   }
@@ -2109,7 +2141,12 @@ export class RedisClusterClient extends RedisCommands<string>
   ): Promise<void> {
     if (kind === "shard" && old.node !== to) {
       const node = this.#nodes.get(old.node);
-      if (node === undefined || node.closed || !old.sub.active) return;
+      if (node === undefined || node.closed || !old.sub.active || this.#sameShard(old.node, to)) {
+        // Within one shard (a failover), the old node keeps serving the channel as a replica
+        // and would deliver the new primary's messages a second time.
+        node?.pubsub.forget("shard", [name]);
+        return;
+      }
       // Until the old node ends it, it may still deliver what was published there.
       this.#endRetiring(name);
       const timer = this.#clock.setTimer(() => {
@@ -2151,6 +2188,17 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#retiring.delete(name);
     this.#clock.clearTimer(r.timer);
     this.#nodes.get(r.node)?.pubsub.forget("shard", [name]);
+  }
+
+  /** Whether two nodes belong to one shard (a primary and its replicas) in the current view. */
+  #sameShard(a: string, b: string): boolean {
+    const t = this.#topo;
+    const i = t.nodes.findIndex((n) => n.address === a);
+    const j = t.nodes.findIndex((n) => n.address === b);
+    if (i === -1 || j === -1) return false;
+    return t.replicas.some((list, k) =>
+      (k === i || list.includes(i)) && (k === j || list.includes(j))
+    );
   }
 
   /** The subscription opened ahead on `to`, leaving the map (`undefined` when none). */
