@@ -2069,11 +2069,10 @@ export class RedisClusterClient extends RedisCommands<string>
       }
       return false;
     }
-    if (!replicas.includes(won.address)) {
-      // A primary that serves the slot now.
-      const n = this.#executor(won.address).endpoint;
-      this.#patch(slot, { host: n.host, port: n.port });
-    }
+    // The node that serves the slot now (after a failover: the promoted replica; a replica that
+    // was not promoted answers the next command MOVED).
+    const n = this.#executor(won.address).endpoint;
+    this.#patch(slot, { host: n.host, port: n.port });
     if (!this.#wanted.shard.has(channel)) {
       won.sub.unsubscribe().catch(() => {});
       return true;
@@ -2092,6 +2091,14 @@ export class RedisClusterClient extends RedisCommands<string>
     const run = (async () => {
       const old = this.#inner[kind].get(name);
       if (!old || old.node === to) return;
+      if (
+        kind === "shard" && old.sub.active && !this.#down.has(old.node) &&
+        this.#sameShard(old.node, to)
+      ) {
+        // A node of the slot's own shard (a primary and its replicas deliver the same messages)
+        // keeps serving it: switching within the shard could deliver a message twice, or none.
+        return;
+      }
       try {
         const sub = kind === "shard"
           ? await this.#shardSubscribeOn(to, name)
