@@ -158,6 +158,11 @@ export interface ClusterStats {
    * before the slot's owner ended them.
    */
   subscribedAhead: number;
+  /**
+   * Shard subscriptions taken over by their muted copy on a replica when the primary ended them
+   * or was lost (a failover).
+   */
+  shadowTakeovers: number;
 }
 
 /** One command on its way through redirections and retries. */
@@ -202,6 +207,26 @@ interface PreSubscription {
   ready: Promise<Subscription | undefined>;
   dropped: boolean;
 }
+
+/**
+ * A muted copy of a shard subscription on a replica of the slot's primary: the replica receives
+ * the primary's messages through replication and keeps the channel when it is promoted, so the
+ * copy takes over, with no gap, when the primary ends the channel or its connection is lost.
+ */
+interface ShadowSubscription {
+  ready: Promise<Subscription | undefined>;
+  /** The subscription once the replica confirmed it. */
+  sub?: Subscription;
+  /** Delivers once it took over. */
+  live: { on: boolean };
+  dropped: boolean;
+}
+
+/**
+ * Milliseconds a lost node's shard subscriptions wait before their copies on its replicas take
+ * over: the copies first deliver, muted, what the node published just before it went.
+ */
+const SHADOW_TAKEOVER_GRACE = 100;
 
 /** Milliseconds between migration checks of shard subscriptions during an SMIGRATING window. */
 const WINDOW_PROBE_INTERVAL = 10;
@@ -332,6 +357,7 @@ export class RedisClusterClient extends RedisCommands<string>
     unwrittenRetries: 0,
     refreshes: 0,
     subscribedAhead: 0,
+    shadowTakeovers: 0,
   };
   readonly #pubsub: SubscriptionManager;
   readonly #inner: Record<SubscriptionKind, Map<string, InnerSubscription>> = {
@@ -344,6 +370,10 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #slotMoves = new Map<number, Promise<unknown>>();
   /** Shard subscriptions opened ahead on the node importing their slot, per channel. */
   readonly #pre = new Map<string, PreSubscription>();
+  /** Muted copies of shard subscriptions on the replicas of their node, per channel and node. */
+  readonly #shadows = new Map<string, Map<string, ShadowSubscription>>();
+  /** Nodes whose connection was lost, with the timer of their shadows' takeover. */
+  readonly #lostTimers = new Map<string, TimerId>();
   /** Slots of the wanted shard channels, with how many channels each. */
   readonly #shardSlots = new Map<number, number>();
   /** Probe keys (a key of the slot no one writes), per slot. */
@@ -527,6 +557,22 @@ export class RedisClusterClient extends RedisCommands<string>
       return;
     }
     if (name === "reconnecting") {
+      if (!this.#lostTimers.has(address) && !this.#closed) {
+        // The copies on its replicas take over once what the lost node published before it
+        // went has come through replication (no replica is promoted that fast).
+        this.#lostTimers.set(
+          address,
+          this.#clock.setTimer(() => {
+            this.#lostTimers.delete(address);
+            if (this.#closed || !this.#down.has(address)) return;
+            for (const [channel, inner] of this.#inner.shard) {
+              if (inner.node === address && this.#wanted.shard.has(channel)) {
+                this.#takeOverShadow(channel, address);
+              }
+            }
+          }, SHADOW_TAKEOVER_GRACE),
+        );
+      }
       const error = (detail as { error?: Error } | undefined)?.error;
       this.#down.set(address, error ?? new ConnectionError(`Cannot reach "${address}"`));
       if (this.#ready) this.#scheduleRefresh();
@@ -1875,6 +1921,7 @@ export class RedisClusterClient extends RedisCommands<string>
         else this.#shardSlots.delete(slot);
         this.#dropPre(n);
         this.#endRetiring(n);
+        this.#dropShadows(n);
       }
       wanted.delete(n);
       const inner = map.get(n);
@@ -1928,6 +1975,7 @@ export class RedisClusterClient extends RedisCommands<string>
         }
         const old = this.#inner[kind].get(name);
         this.#inner[kind].set(name, { node: address, sub });
+        if (kind === "shard") this.#syncShadows(name);
         if (old) await this.#dropInner(kind, name, old, address);
         return;
       } catch (e) {
@@ -1952,6 +2000,14 @@ export class RedisClusterClient extends RedisCommands<string>
 
   /** A node dropped a shard subscription by itself: subscribe where the channel's slot is now. */
   #onShardUnsubscribed(address: string, channel: string): void {
+    const shadow = this.#shadows.get(channel)?.get(address);
+    if (shadow) {
+      // The replica stopped serving the slot (it left the shard).
+      this.#shadows.get(channel)!.delete(address);
+      shadow.dropped = true;
+      this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
+      return;
+    }
     if (this.#retiring.get(channel)?.node === address) {
       // The old owner caught up with the move: the replaced subscription is over.
       this.#endRetiring(channel);
@@ -1971,6 +2027,7 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
     const key = `shard\u0000${channel}`;
     if (this.#moving.has(key)) return;
+    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address)) return;
     this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
     const slot = keySlot(channel);
     const run = this.#subscribeElsewhere(channel, address).then((done) =>
@@ -2004,6 +2061,7 @@ export class RedisClusterClient extends RedisCommands<string>
           return true;
         }
         this.#inner.shard.set(channel, { node: pre.node, sub });
+        this.#syncShadows(channel);
         this.#logger.debug(
           `"${from}" ended the shard subscription "${channel}": "${pre.node}" already carries it`,
         );
@@ -2079,6 +2137,7 @@ export class RedisClusterClient extends RedisCommands<string>
     }
     const sub = won.sub;
     this.#inner.shard.set(channel, { node: won.address, sub });
+    this.#syncShadows(channel);
     this.#logger.debug(`Subscribed the shard channel "${channel}" again on "${won.address}"`);
     return true;
   }
@@ -2115,6 +2174,7 @@ export class RedisClusterClient extends RedisCommands<string>
           return;
         }
         this.#inner[kind].set(name, { node: to, sub });
+        if (kind === "shard") this.#syncShadows(name);
         this.#logger.debug(
           `Moved the ${kind} subscription "${name}" from "${old.node}" to "${to}"`,
         );
@@ -2195,6 +2255,119 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#retiring.delete(name);
     this.#clock.clearTimer(r.timer);
     this.#nodes.get(r.node)?.pubsub.forget("shard", [name]);
+  }
+
+  /**
+   * Keeps a muted copy of a shard subscription on every replica of the primary it is on (none
+   * when it is on a replica, or with `failoverShadows: false`), and ends the others.
+   */
+  #syncShadows(name: string): void {
+    const inner = this.#inner.shard.get(name);
+    const t = this.#topo;
+    const want = new Set<string>();
+    if (
+      inner && this.#c.failoverShadows && !this.#closed && this.#wanted.shard.has(name)
+    ) {
+      const i = t.nodes.findIndex((n) => n.address === inner.node);
+      if (i !== -1 && t.nodes[i]!.role === "primary") {
+        for (const r of t.replicas[i] ?? []) {
+          const n = t.nodes[r]!;
+          if (n.health !== "fail" && n.address !== inner.node) want.add(n.address);
+        }
+      }
+    }
+    let map = this.#shadows.get(name);
+    for (const [address] of map ?? []) if (!want.has(address)) this.#dropShadow(name, address);
+    if (want.size === 0) return;
+    if (!map) this.#shadows.set(name, map = new Map());
+    const forward = this.#listener("shard");
+    for (const address of want) {
+      const had = map.get(address);
+      if (had && (had.sub === undefined || had.sub.active)) continue;
+      // A copy whose connection ended (the executor closed): open it again.
+      if (had) map.delete(address);
+      this.#endRetiring(name, address);
+      const live = { on: false };
+      const shadow: ShadowSubscription = {
+        live,
+        dropped: false,
+        ready: Promise.resolve(undefined),
+      };
+      shadow.ready = this.#executor(address).subscribe(
+        "shard",
+        name,
+        (message: string, channel: string) => {
+          if (live.on) forward(message, channel);
+        },
+        this.#settings.maxBufferedMessages,
+      ).then((sub) => {
+        if (shadow.dropped) {
+          sub.unsubscribe().catch(() => {});
+          return undefined;
+        }
+        shadow.sub = sub;
+        return sub;
+      }, (e) => {
+        if (this.#shadows.get(name)?.get(address) === shadow) {
+          this.#shadows.get(name)!.delete(address);
+        }
+        this.#logger.debug(
+          `Cannot keep a copy of "${name}" on the replica "${address}": ${
+            (e as Error)?.message ?? String(e)
+          }`,
+        );
+        return undefined;
+      });
+      map.set(address, shadow);
+    }
+  }
+
+  /** Ends the muted copy of `name` on `address`. */
+  #dropShadow(name: string, address: string): void {
+    const map = this.#shadows.get(name);
+    const shadow = map?.get(address);
+    if (!map || !shadow) return;
+    map.delete(address);
+    if (map.size === 0) this.#shadows.delete(name);
+    shadow.dropped = true;
+    shadow.ready.then((sub) => sub?.unsubscribe().catch(() => {}));
+  }
+
+  #dropShadows(name: string): void {
+    for (const address of [...(this.#shadows.get(name)?.keys() ?? [])]) {
+      this.#dropShadow(name, address);
+    }
+  }
+
+  /**
+   * The node a shard subscription was on ended it or was lost: a confirmed muted copy on one of
+   * its replicas starts delivering at once (a failover promotes one of them; each one receives
+   * what the new primary publishes). `false` when there is none.
+   */
+  #takeOverShadow(channel: string, from: string): boolean {
+    const map = this.#shadows.get(channel);
+    const inner = this.#inner.shard.get(channel);
+    if (!map || !inner || inner.node !== from) return false;
+    for (const [address, shadow] of map) {
+      // Only a copy the replica confirmed, and whose node is connected.
+      const node = this.#nodes.get(address);
+      const sub = shadow.sub;
+      if (shadow.dropped || !sub?.active || !node || node.closed || this.#down.has(address)) {
+        continue;
+      }
+      map.delete(address);
+      shadow.live.on = true;
+      this.#inner.shard.set(channel, { node: address, sub });
+      this.#nodes.get(from)?.pubsub.forget("shard", [channel]);
+      this.#stats.shadowTakeovers++;
+      this.#logger.debug(
+        `"${from}" ended or lost the shard subscription "${channel}": its copy on the replica "${address}" delivers now`,
+      );
+      this.#syncShadows(channel);
+      this.#scheduleRefresh();
+      return true;
+    }
+    return false;
   }
 
   /** Whether two nodes belong to one shard (a primary and its replicas) in the current view. */
@@ -2377,6 +2550,8 @@ export class RedisClusterClient extends RedisCommands<string>
   }
 
   #reconcileSubscriptions(): void {
+    // The replicas of a shard may have changed.
+    for (const name of this.#inner.shard.keys()) this.#syncShadows(name);
     for (const kind of ["channel", "pattern", "shard"] as const) {
       for (const [name, inner] of this.#inner[kind]) {
         const owner = this.#subscriptionNode(kind, name);
@@ -2546,6 +2721,9 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#clock.clearTimer(this.#probeTimer);
     this.#probeTimer = undefined;
     this.#pre.clear();
+    this.#shadows.clear();
+    for (const id of this.#lostTimers.values()) this.#clock.clearTimer(id);
+    this.#lostTimers.clear();
     for (const r of this.#retiring.values()) this.#clock.clearTimer(r.timer);
     this.#retiring.clear();
     for (const r of [...this.#retries]) {
