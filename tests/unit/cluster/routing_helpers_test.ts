@@ -99,6 +99,8 @@ describe("resolveClusterOptions", () => {
     assert.equal(o.maxTotalRetriesDuration, 10_000);
     assert.equal(o.readFrom, "primary");
     assert.equal(o.topologyRefreshInterval, 60_000);
+    assert.equal(o.shardMigrationProbeInterval, 100);
+    assert.equal(o.failoverShadows, true);
     assert.equal(o.crossSlot, "split");
     assert.equal(o.node.username, "u");
     assert.equal(o.node.password, "p");
@@ -124,6 +126,23 @@ describe("resolveClusterOptions", () => {
     assert.throws(
       () => resolveClusterOptions({ nodes: ["h:1"], topologyRefreshInterval: -1 }),
       RangeError,
+    );
+    assert.throws(
+      () => resolveClusterOptions({ nodes: ["h:1"], shardMigrationProbeInterval: 1.5 }),
+      RangeError,
+    );
+    assert.equal(
+      resolveClusterOptions({ nodes: ["h:1"], shardMigrationProbeInterval: 0 })
+        .shardMigrationProbeInterval,
+      0,
+    );
+    assert.throws(
+      () => resolveClusterOptions({ nodes: ["h:1"], failoverShadows: "yes" as never }),
+      TypeError,
+    );
+    assert.equal(
+      resolveClusterOptions({ nodes: ["h:1"], failoverShadows: false }).failoverShadows,
+      false,
     );
     assert.deepEqual(
       resolveClusterOptions({ nodes: ["h:1"], clientSideCache: { maxEntries: 10 } }).node
