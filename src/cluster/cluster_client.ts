@@ -385,6 +385,8 @@ export class RedisClusterClient extends RedisCommands<string>
   readonly #retiring = new Map<string, { node: string; timer: TimerId }>();
   #probeTimer: TimerId | undefined;
   #probing = false;
+  /** Whether a node refused a probe (warned once). */
+  #probeRefused = false;
   /** SMIGRATING windows open now (maintenance notifications). */
   #windowsOpen = 0;
   /** Names the client's subscriptions want, per kind. */
@@ -2506,7 +2508,16 @@ export class RedisClusterClient extends RedisCommands<string>
         }
         const e = r.reason;
         const red = e instanceof ReplyError ? parseRedirect(e, node.endpoint) : undefined;
-        if (red === undefined) return;
+        if (red === undefined) {
+          if (e instanceof ReplyError && !this.#probeRefused) {
+            // An ACL that does not allow EXISTS on the probe key, ...: said once.
+            this.#probeRefused = true;
+            this.#logger.warn(
+              `Cannot check whether slot ${slot} migrates: "${address}" refused EXISTS (${e.message}); shard subscriptions are moved once their slot left its node`,
+            );
+          }
+          return;
+        }
         const to = this.#map(red.to);
         if (red.ask) {
           const target = formatEndpoint(to);

@@ -96,6 +96,35 @@ describe("cluster pub/sub", () => {
     await assertNoLeaks();
   });
 
+  it("warns once when a node refuses the migration check, and keeps delivering", async () => {
+    const user = ["ACL", "SETUSER", "noexists", "on", ">pw", "~*", "&*", "+@all", "-exists"];
+    for (const p of cluster.primaries()) await p.command(user);
+    const warnings: string[] = [];
+    const client = new RedisClusterClient({
+      nodes: cluster.seeds,
+      username: "noexists",
+      password: "pw",
+      topologyRefreshInterval: 0,
+      logger: { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error() {} },
+    });
+    try {
+      const got: string[] = [];
+      const sub = await client.ssubscribe(["acl.a", "acl.b"], (m) => got.push(m));
+      await waitFor(() => warnings.length > 0, 3000, "the warning");
+      await sleep(300); // three more checks
+      assert.equal(warnings.length, 1, warnings.join("\n"));
+      assert.match(warnings[0]!, /refused EXISTS/);
+      assert.doesNotMatch(warnings[0]!, /pw/);
+      assert.equal(await client.spublish("acl.a", "x"), 1);
+      await waitFor(() => got.length === 1, 3000, "the message");
+      await sub.unsubscribe();
+    } finally {
+      await client.close();
+      for (const p of cluster.primaries()) await p.command(["ACL", "DELUSER", "noexists"]);
+    }
+    await assertNoLeaks();
+  });
+
   for (const publisherKind of ["the same client", "another client"] as const) {
     it(`carries a shard subscription across a slot move, published by ${publisherKind}`, async () => {
       const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
