@@ -384,6 +384,8 @@ export class RedisClusterClient extends RedisCommands<string>
    */
   readonly #retiring = new Map<string, { node: string; timer: TimerId }>();
   #probeTimer: TimerId | undefined;
+  /** A follow-up topology refresh (`#refreshLater`). */
+  #laterRefresh: TimerId | undefined;
   #probing = false;
   /** Whether a node refused a probe (warned once). */
   #probeRefused = false;
@@ -911,6 +913,15 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#periodic = undefined;
       this.#scheduleRefresh();
     }, every);
+  }
+
+  /** Schedules one more topology refresh in `ms` (one pending at a time). */
+  #refreshLater(ms: number): void {
+    if (this.#closed || this.#laterRefresh !== undefined) return;
+    this.#laterRefresh = this.#clock.setTimer(() => {
+      this.#laterRefresh = undefined;
+      this.#scheduleRefresh();
+    }, ms);
   }
 
   /**
@@ -2029,7 +2040,7 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
     const key = `shard\u0000${channel}`;
     if (this.#moving.has(key)) return;
-    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address)) return;
+    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address, true)) return;
     this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
     const slot = keySlot(channel);
     const run = this.#subscribeElsewhere(channel, address).then((done) =>
@@ -2133,6 +2144,7 @@ export class RedisClusterClient extends RedisCommands<string>
     // was not promoted answers the next command MOVED).
     const n = this.#executor(won.address).endpoint;
     this.#patch(slot, { host: n.host, port: n.port });
+    this.#refreshLater(1_000);
     if (!this.#wanted.shard.has(channel)) {
       won.sub.unsubscribe().catch(() => {});
       return true;
@@ -2346,7 +2358,7 @@ export class RedisClusterClient extends RedisCommands<string>
    * its replicas starts delivering at once (a failover promotes one of them; each one receives
    * what the new primary publishes). `false` when there is none.
    */
-  #takeOverShadow(channel: string, from: string): boolean {
+  #takeOverShadow(channel: string, from: string, ended = false): boolean {
     const map = this.#shadows.get(channel);
     const inner = this.#inner.shard.get(channel);
     if (!map || !inner || inner.node !== from) return false;
@@ -2365,6 +2377,15 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#logger.debug(
         `"${from}" ended or lost the shard subscription "${channel}": its copy on the replica "${address}" delivers now`,
       );
+      if (ended) {
+        // The old primary ended the channel: it no longer serves the slot, and a failover
+        // promoted one of its replicas (one that was not answers the next command MOVED).
+        const n = node.endpoint;
+        this.#patch(keySlot(channel), { host: n.host, port: n.port });
+        // The refresh this schedules may read nodes that did not hear of the failover yet (a
+        // view of the same epoch, with the old owner): read again a little later.
+        this.#refreshLater(1_000);
+      }
       this.#syncShadows(channel);
       this.#scheduleRefresh();
       return true;
@@ -2731,6 +2752,8 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#periodic = undefined;
     this.#clock.clearTimer(this.#probeTimer);
     this.#probeTimer = undefined;
+    this.#clock.clearTimer(this.#laterRefresh);
+    this.#laterRefresh = undefined;
     this.#pre.clear();
     this.#shadows.clear();
     for (const id of this.#lostTimers.values()) this.#clock.clearTimer(id);
