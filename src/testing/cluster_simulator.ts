@@ -7,7 +7,6 @@
  */
 
 import { ActionQueue } from "./_action_queue.ts";
-import { ReplyError } from "../errors.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -145,9 +144,10 @@ export class ClusterMaintenanceSimulator {
     try {
       return await ClusterMaintenanceSimulator.#startOnce(options);
     } catch (e) {
-      // On a loaded machine a fresh node can reset its first connections (its port was another
-      // test's server a moment before); everything was closed, so once more on fresh ports.
-      if (e instanceof RangeError || e instanceof TypeError || e instanceof ReplyError) throw e;
+      // On a loaded machine a fresh node can reset its first connections, or its port can still
+      // be another test's server a moment before (which answers cluster commands with an error);
+      // everything was closed, so once more on fresh ports. Bad options fail at once.
+      if (e instanceof RangeError || e instanceof TypeError) throw e;
       return await ClusterMaintenanceSimulator.#startOnce(options);
     }
   }
