@@ -2500,11 +2500,17 @@ export class RedisClusterClient extends RedisCommands<string>
    * called off is ended).
    */
   async #probe(): Promise<void> {
+    // Asked of the slot's owner in the table (a subscription may sit on a replica of it, which
+    // would answer MOVED).
     const bySource = new Map<string, Set<number>>();
-    for (const [name, inner] of this.#inner.shard) {
-      let slots = bySource.get(inner.node);
-      if (!slots) bySource.set(inner.node, slots = new Set());
-      slots.add(keySlot(name));
+    for (const name of this.#inner.shard.keys()) {
+      const slot = keySlot(name);
+      const owner = this.#topo.slots[slot]!;
+      if (owner === NO_NODE) continue;
+      const address = this.#topo.nodes[owner]!.address;
+      let slots = bySource.get(address);
+      if (!slots) bySource.set(address, slots = new Set());
+      slots.add(slot);
     }
     await Promise.all([...bySource].map(async ([address, set]) => {
       const node = this.#nodes.get(address);
@@ -2518,7 +2524,7 @@ export class RedisClusterClient extends RedisCommands<string>
         const slot = slots[i]!;
         if (r.status === "fulfilled") {
           for (const [name, pre] of this.#pre) {
-            if (keySlot(name) === slot && this.#inner.shard.get(name)?.node === address) {
+            if (keySlot(name) === slot && pre.node !== address) {
               this.#logger.debug(
                 `Slot ${slot} stays on "${address}": ending the subscription "${name}" opened ahead on "${pre.node}"`,
               );

@@ -1,5 +1,5 @@
 // The fault injector's action queue, shared by both simulators: actions run one after another,
-// each with an id whose status can be polled.
+// each with an id whose status can be polled; and the sleep that a closing simulator cuts short.
 import type { ActionStatus } from "./types.ts";
 
 /** Runs actions in order and keeps their status by id. */
@@ -35,4 +35,27 @@ export class ActionQueue {
   idle(): Promise<void> {
     return this.#busy.then(() => {}, () => {});
   }
+}
+
+/**
+ * Sleeps `ms`; resolves `false` early when the simulator closes (it calls every function left in
+ * `timers`).
+ */
+export function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      timers.delete(cancel);
+      resolve(true);
+    }, Math.max(0, ms));
+    const cancel = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    timers.add(cancel);
+  });
+}
+
+/** The error of an action the simulator's close cut short. */
+export function closedError(): Error {
+  return new Error("Cannot finish the action: the simulator was closed");
 }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ActionQueue } from "./_action_queue.ts";
+import { ActionQueue, closedError, sleepOrClosed } from "./_action_queue.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -53,24 +53,6 @@ interface NodeProxy {
 const REDIRECT_LOG_LIMIT = 200_000;
 
 const EFFECTS: readonly SlotMigrateEffect[] = ["remove-add", "remove", "add", "slot-shuffle"];
-
-function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => {
-      timers.delete(cancel);
-      resolve(true);
-    }, Math.max(0, ms));
-    const cancel = () => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    timers.add(cancel);
-  });
-}
-
-function closedError(): Error {
-  return new Error("Cannot finish the action: the simulator was closed");
-}
 
 /**
  * A real Redis Cluster (redis-server 7.0 processes, `cluster-enabled yes`) on loopback, with a

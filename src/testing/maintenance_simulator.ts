@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ActionQueue } from "./_action_queue.ts";
+import { ActionQueue, closedError, sleepOrClosed } from "./_action_queue.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -97,24 +97,6 @@ function moving(w: MovingWindow, c: Conn): boolean {
 
 function key(e: Endpoint): string {
   return hostPort(e.host, e.port);
-}
-
-function sleepOrClosed(ms: number, timers: Set<() => void>): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => {
-      timers.delete(cancel);
-      resolve(true);
-    }, Math.max(0, ms));
-    const cancel = () => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    timers.add(cancel);
-  });
-}
-
-function closedError(): Error {
-  return new Error("Cannot finish the action: the simulator was closed");
 }
 
 /**
