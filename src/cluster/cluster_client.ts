@@ -206,6 +206,8 @@ interface PreSubscription {
   /** The subscription once the node confirmed; `undefined` when it refused (not importing). */
   ready: Promise<Subscription | undefined>;
   dropped: boolean;
+  /** The migration check round it was opened in (an older check's reply does not end it). */
+  round: number;
 }
 
 /**
@@ -382,13 +384,15 @@ export class RedisClusterClient extends RedisCommands<string>
    * Shard subscriptions replaced by one on their slot's new owner, still listening on the old
    * node until it ends them (a message is published on one node only: no duplicates).
    */
-  readonly #retiring = new Map<string, { node: string; timer: TimerId }>();
+  readonly #retiring = new Map<string, { node: string; timer: TimerId; sub: Subscription }>();
   #probeTimer: TimerId | undefined;
   /** A follow-up topology refresh (`#refreshLater`). */
   #laterRefresh: TimerId | undefined;
   #probing = false;
   /** Whether a node refused a probe (warned once). */
   #probeRefused = false;
+  /** Migration check rounds sent. */
+  #probeRound = 0;
   /** SMIGRATING windows open now (maintenance notifications). */
   #windowsOpen = 0;
   /** Names the client's subscriptions want, per kind. */
@@ -561,7 +565,9 @@ export class RedisClusterClient extends RedisCommands<string>
       return;
     }
     if (name === "reconnecting") {
-      if (!this.#lostTimers.has(address) && !this.#closed) {
+      // RESP3 only: over RESP2 the subscriptions are on another connection, whose loss this
+      // is not.
+      if (!this.#lostTimers.has(address) && !this.#closed && this.#settings.protocol === 3) {
         // The copies on its replicas take over once what the lost node published before it
         // went has come through replication (no replica is promoted that fast).
         this.#lostTimers.set(
@@ -570,7 +576,10 @@ export class RedisClusterClient extends RedisCommands<string>
             this.#lostTimers.delete(address);
             if (this.#closed || !this.#down.has(address)) return;
             for (const [channel, inner] of this.#inner.shard) {
-              if (inner.node === address && this.#wanted.shard.has(channel)) {
+              if (
+                inner.node === address && this.#wanted.shard.has(channel) &&
+                !this.#moving.has(`shard\u0000${channel}`)
+              ) {
                 this.#takeOverShadow(channel, address);
               }
             }
@@ -1939,7 +1948,11 @@ export class RedisClusterClient extends RedisCommands<string>
       wanted.delete(n);
       const inner = map.get(n);
       map.delete(n);
-      if (inner && kind === "shard" && this.#subscriptionNode("shard", n) !== inner.node) {
+      const owner = kind === "shard" ? this.#subscriptionNode("shard", n) : undefined;
+      if (
+        inner && kind === "shard" && owner !== inner.node &&
+        (owner === undefined || !this.#sameShard(owner, inner.node))
+      ) {
         // The slot left that node, which ended the subscription itself and would answer
         // SUNSUBSCRIBE with a redirect.
         this.#nodes.get(inner.node)?.pubsub.forget("shard", [n]);
@@ -2013,6 +2026,7 @@ export class RedisClusterClient extends RedisCommands<string>
 
   /** A node dropped a shard subscription by itself: subscribe where the channel's slot is now. */
   #onShardUnsubscribed(address: string, channel: string): void {
+    if (this.#closed) return;
     const shadow = this.#shadows.get(channel)?.get(address);
     if (shadow) {
       // The replica stopped serving the slot (it left the shard).
@@ -2040,7 +2054,19 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
     const key = `shard\u0000${channel}`;
     if (this.#moving.has(key)) return;
-    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address, true)) return;
+    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address)) {
+      const live = this.#inner.shard.get(channel)!;
+      const slot = keySlot(channel);
+      const run = this.#confirmTakeover(channel, address, live).catch((e) => {
+        this.#emit("error", e);
+      }).finally(() => {
+        this.#moving.delete(key);
+        if (this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
+      });
+      this.#moving.set(key, run);
+      this.#slotMoves.set(slot, run);
+      return;
+    }
     this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
     const slot = keySlot(channel);
     const run = this.#subscribeElsewhere(channel, address).then((done) =>
@@ -2064,12 +2090,13 @@ export class RedisClusterClient extends RedisCommands<string>
    * @returns Whether a node took the subscription.
    */
   async #subscribeElsewhere(channel: string, from: string): Promise<boolean> {
+    const before = this.#inner.shard.get(channel);
     const pre = this.#pre.get(channel);
     if (pre !== undefined && pre.node !== from) {
       // Subscribed ahead on the node that imported the slot: nothing to do but take it over.
       const sub = await this.#takePre(channel, pre.node);
-      if (sub !== undefined) {
-        if (!this.#wanted.shard.has(channel)) {
+      if (sub?.active) {
+        if (!this.#wanted.shard.has(channel) || this.#inner.shard.get(channel) !== before) {
           sub.unsubscribe().catch(() => {});
           return true;
         }
@@ -2081,79 +2108,115 @@ export class RedisClusterClient extends RedisCommands<string>
         return true;
       }
     }
+    const round = await this.#subscribeOnPrimaries(channel, from);
+    let won = round.won;
+    const slot = keySlot(channel);
+    if (won === undefined && round.redirect !== undefined) {
+      // The primaries name the owner (after a failover, the promoted replica): ask it alone.
+      const to = round.redirect;
+      const address = formatEndpoint(to);
+      if (address !== from && !this.#closed) {
+        this.#endRetiring(channel, address);
+        won = await this.#executor(address, to.host, to.port).subscribe(
+          "shard",
+          channel,
+          this.#listener("shard"),
+          this.#settings.maxBufferedMessages,
+        ).then((sub) => ({ address, sub }), () => undefined);
+      }
+    }
+    if (won === undefined) {
+      if (round.redirect) this.#patch(slot, round.redirect);
+      return false;
+    }
+    if (!this.#wanted.shard.has(channel) || this.#inner.shard.get(channel) !== before) {
+      // Unsubscribed, or subscribed again by another path, meanwhile.
+      won.sub.unsubscribe().catch(() => {});
+      return true;
+    }
+    const n = this.#executor(won.address).endpoint;
+    this.#patch(slot, { host: n.host, port: n.port });
+    this.#refreshLater(1_000);
+    this.#inner.shard.set(channel, { node: won.address, sub: won.sub });
+    this.#syncShadows(channel);
+    this.#logger.debug(`Subscribed the shard channel "${channel}" again on "${won.address}"`);
+    return true;
+  }
+
+  /**
+   * Subscribes a shard channel on every primary but `from` at once: the one serving its slot
+   * confirms (the first confirmation wins), the others redirect. Different shards deliver
+   * different messages, so the short overlap of two confirmations delivers nothing twice.
+   */
+  async #subscribeOnPrimaries(
+    channel: string,
+    from: string,
+  ): Promise<{ won?: { address: string; sub: Subscription }; redirect?: HostPort }> {
     const t = this.#topo;
     const others = this.#primaries.map((i) => t.nodes[i]!.address).filter((a) => a !== from);
-    // A failover promotes one of the old owner's replicas: ask them in the same round. A
-    // replica serves its shard's channels too, so a primary that confirms is preferred.
-    const i = t.nodes.findIndex((n) => n.address === from);
-    const replicas = i === -1 ? [] : (t.replicas[i] ?? []).map((r) => t.nodes[r]!.address);
-    const candidates = [...others, ...replicas.filter((a) => a !== from && !others.includes(a))];
-    if (candidates.length === 0) return false;
+    if (others.length === 0 || this.#closed) return {};
     const listener = this.#listener("shard");
-    for (const a of candidates) this.#endRetiring(channel, a);
-    type Attempt = { address: string; sub?: Subscription; redirect?: HostPort };
-    const attempts = candidates.map((a): Promise<Attempt> =>
+    for (const a of others) this.#endRetiring(channel, a);
+    let redirect: HostPort | undefined;
+    const attempts = others.map((a) =>
       this.#executor(a).subscribe("shard", channel, listener, this.#settings.maxBufferedMessages)
         .then((sub) => ({ address: a, sub }), (e) => {
           const r = e instanceof ReplyError
             ? parseRedirect(e, this.#executor(a).endpoint)
             : undefined;
-          return { address: a, redirect: r && !r.ask ? this.#map(r.to) : undefined };
+          if (r && !r.ask && formatEndpoint(this.#map(r.to)) !== from) {
+            redirect ??= this.#map(r.to);
+          }
+          return undefined;
         })
     );
-    const won = await new Promise<Attempt | undefined>((resolve) => {
-      const settled: Attempt[] = [];
+    const won = await new Promise<{ address: string; sub: Subscription } | undefined>((resolve) => {
+      let left = attempts.length;
       let done = false;
-      const finish = (w: Attempt | undefined) => {
-        done = true;
-        resolve(w);
-      };
       for (const p of attempts) {
         p.then((r) => {
-          settled.push(r);
-          if (done) {
-            // Confirmed after the choice (a stale owner, a replica): keep only the chosen one.
-            r.sub?.unsubscribe().catch(() => {});
-            return;
+          if (r && !done) {
+            done = true;
+            resolve(r);
+          } else if (r) {
+            // A second node confirmed too (a stale owner): keep only the first.
+            r.sub.unsubscribe().catch(() => {});
           }
-          if (r.sub && !replicas.includes(r.address)) {
-            for (const o of settled) if (o !== r) o.sub?.unsubscribe().catch(() => {});
-            finish(r);
-          } else if (settled.length === attempts.length) {
-            const w = settled.find((o) => o.sub);
-            for (const o of settled) if (o !== w) o.sub?.unsubscribe().catch(() => {});
-            finish(w);
-          }
+          if (--left === 0 && !done) resolve(undefined);
         });
       }
     });
+    return { won, redirect };
+  }
+
+  /**
+   * The primary ended a channel whose copy on its replica took over: a failover (a replica of
+   * that shard serves the slot now) or a slot move to another shard (no pre-subscription
+   * caught it). The other primaries are asked in the same round: one that confirms serves the
+   * slot, and the subscription goes there; otherwise the copy stays, and the primaries'
+   * redirects say which node was promoted.
+   */
+  async #confirmTakeover(channel: string, from: string, live: InnerSubscription): Promise<void> {
+    const round = await this.#subscribeOnPrimaries(channel, from);
     const slot = keySlot(channel);
-    if (!won?.sub) {
-      // Nobody took it: the primaries' redirects say where the slot went.
-      for (const a of candidates) {
-        if (replicas.includes(a)) continue;
-        const r = (await attempts[candidates.indexOf(a)]!).redirect;
-        if (r) {
-          this.#patch(slot, r);
-          break;
-        }
-      }
-      return false;
+    if (this.#inner.shard.get(channel) !== live || !this.#wanted.shard.has(channel)) {
+      round.won?.sub.unsubscribe().catch(() => {});
+      return;
     }
-    // The node that serves the slot now (after a failover: the promoted replica; a replica that
-    // was not promoted answers the next command MOVED).
-    const n = this.#executor(won.address).endpoint;
-    this.#patch(slot, { host: n.host, port: n.port });
+    if (round.won) {
+      const n = this.#executor(round.won.address).endpoint;
+      this.#patch(slot, { host: n.host, port: n.port });
+      this.#inner.shard.set(channel, { node: round.won.address, sub: round.won.sub });
+      // The copy's replica leaves the slot with its shard.
+      live.sub.unsubscribe().catch(() => {});
+      this.#syncShadows(channel);
+      this.#logger.debug(
+        `The slot of "${channel}" moved to "${round.won.address}": subscribed there`,
+      );
+      return;
+    }
+    if (round.redirect) this.#patch(slot, round.redirect);
     this.#refreshLater(1_000);
-    if (!this.#wanted.shard.has(channel)) {
-      won.sub.unsubscribe().catch(() => {});
-      return true;
-    }
-    const sub = won.sub;
-    this.#inner.shard.set(channel, { node: won.address, sub });
-    this.#syncShadows(channel);
-    this.#logger.debug(`Subscribed the shard channel "${channel}" again on "${won.address}"`);
-    return true;
   }
 
   /** Moves one subscription to `to`: subscribed there first, then dropped where it was. */
@@ -2198,6 +2261,12 @@ export class RedisClusterClient extends RedisCommands<string>
           `Cannot move the ${kind} subscription "${name}" to "${to}": ${(e as Error).message}`,
         );
         this.#scheduleRefresh();
+        const now = this.#inner[kind].get(name);
+        if (now === old && !old.sub.active && this.#wanted[kind].has(name)) {
+          // The old node ended it meanwhile: subscribe wherever the slot is.
+          this.#inner[kind].delete(name);
+          this.#innerSubscribe(kind, name).catch((err) => this.#emit("error", err));
+        }
       }
     })().finally(() => {
       this.#moving.delete(key);
@@ -2231,9 +2300,12 @@ export class RedisClusterClient extends RedisCommands<string>
       // Until the old node ends it, it may still deliver what was published there.
       this.#endRetiring(name);
       const timer = this.#clock.setTimer(() => {
-        if (this.#retiring.get(name)?.timer === timer) this.#endRetiring(name);
+        if (this.#retiring.get(name)?.timer !== timer) return;
+        // The old node never ended it: unsubscribe (a redirect reply is ignored).
+        this.#retiring.delete(name);
+        old.sub.unsubscribe().catch(() => {});
       }, RETIRE_TIMEOUT);
-      this.#retiring.set(name, { node: old.node, timer });
+      this.#retiring.set(name, { node: old.node, timer, sub: old.sub });
       return;
     }
     await old.sub.unsubscribe().catch(() => {});
@@ -2358,7 +2430,7 @@ export class RedisClusterClient extends RedisCommands<string>
    * its replicas starts delivering at once (a failover promotes one of them; each one receives
    * what the new primary publishes). `false` when there is none.
    */
-  #takeOverShadow(channel: string, from: string, ended = false): boolean {
+  #takeOverShadow(channel: string, from: string): boolean {
     const map = this.#shadows.get(channel);
     const inner = this.#inner.shard.get(channel);
     if (!map || !inner || inner.node !== from) return false;
@@ -2377,15 +2449,6 @@ export class RedisClusterClient extends RedisCommands<string>
       this.#logger.debug(
         `"${from}" ended or lost the shard subscription "${channel}": its copy on the replica "${address}" delivers now`,
       );
-      if (ended) {
-        // The old primary ended the channel: it no longer serves the slot, and a failover
-        // promoted one of its replicas (one that was not answers the next command MOVED).
-        const n = node.endpoint;
-        this.#patch(keySlot(channel), { host: n.host, port: n.port });
-        // The refresh this schedules may read nodes that did not hear of the failover yet (a
-        // view of the same epoch, with the old owner): read again a little later.
-        this.#refreshLater(1_000);
-      }
       this.#syncShadows(channel);
       this.#scheduleRefresh();
       return true;
@@ -2437,6 +2500,7 @@ export class RedisClusterClient extends RedisCommands<string>
       const entry: PreSubscription = {
         node: to,
         dropped: false,
+        round: this.#probeRound,
         ready: Promise.resolve(undefined),
       };
       entry.ready = this.#executor(to).subscribe(
@@ -2512,6 +2576,7 @@ export class RedisClusterClient extends RedisCommands<string>
       if (!slots) bySource.set(address, slots = new Set());
       slots.add(slot);
     }
+    const round = ++this.#probeRound;
     await Promise.all([...bySource].map(async ([address, set]) => {
       const node = this.#nodes.get(address);
       if (node === undefined || node.closed || this.#down.has(address)) return;
@@ -2524,7 +2589,7 @@ export class RedisClusterClient extends RedisCommands<string>
         const slot = slots[i]!;
         if (r.status === "fulfilled") {
           for (const [name, pre] of this.#pre) {
-            if (keySlot(name) === slot && pre.node !== address) {
+            if (keySlot(name) === slot && pre.node !== address && pre.round < round) {
               this.#logger.debug(
                 `Slot ${slot} stays on "${address}": ending the subscription "${name}" opened ahead on "${pre.node}"`,
               );
