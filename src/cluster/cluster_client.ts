@@ -2291,7 +2291,10 @@ export class RedisClusterClient extends RedisCommands<string>
   ): Promise<void> {
     if (kind === "shard" && old.node !== to) {
       const node = this.#nodes.get(old.node);
-      if (node === undefined || node.closed || !old.sub.active || this.#sameShard(old.node, to)) {
+      if (
+        this.#closed || node === undefined || node.closed || !old.sub.active ||
+        this.#sameShard(old.node, to)
+      ) {
         // Within one shard (a failover), the old node keeps serving the channel as a replica
         // and would deliver the new primary's messages a second time.
         node?.pubsub.forget("shard", [name]);
@@ -2316,6 +2319,9 @@ export class RedisClusterClient extends RedisCommands<string>
    * slot migrated, or sends `SSUBSCRIBE`.
    */
   async #shardSubscribeOn(to: string, name: string): Promise<Subscription> {
+    if (this.#closed) {
+      throw new ClosedError(`Cannot subscribe "${name}": the client is closed`, { written: false });
+    }
     // Back to a node that still holds a replaced subscription: that one is over.
     this.#endRetiring(name, to);
     const ahead = await this.#takePre(name, to);
@@ -2493,6 +2499,9 @@ export class RedisClusterClient extends RedisCommands<string>
     if (!this.#shardSlots.has(slot) || this.#closed || this.#settings.protocol !== 3) return;
     for (const [name, inner] of this.#inner.shard) {
       if (inner.node === to || keySlot(name) !== slot) continue;
+      // A move of it is under way (it may have taken the pre-subscription already): a second
+      // subscription on the same node would deliver every message twice.
+      if (this.#moving.has(`shard\u0000${name}`)) continue;
       const pre = this.#pre.get(name);
       if (pre?.node === to && !pre.dropped) continue;
       if (pre) this.#dropPre(name);
