@@ -219,8 +219,8 @@ interface ShadowSubscription {
   ready: Promise<Subscription | undefined>;
   /** The subscription once the replica confirmed it. */
   sub?: Subscription;
-  /** Delivers once it took over. */
-  live: { on: boolean };
+  /** Delivers once it took over; `held` keeps its messages while the client decides. */
+  live: { on: boolean; held?: [string, string][] };
   dropped: boolean;
 }
 
@@ -2054,10 +2054,11 @@ export class RedisClusterClient extends RedisCommands<string>
     this.#nodes.get(address)?.pubsub.forget("shard", [channel]);
     const key = `shard\u0000${channel}`;
     if (this.#moving.has(key)) return;
-    if (!this.#pre.has(channel) && this.#takeOverShadow(channel, address)) {
-      const live = this.#inner.shard.get(channel)!;
+    const held = this.#pre.has(channel) ? undefined : this.#holdShadow(channel, address);
+    if (held) {
+      const before = this.#inner.shard.get(channel)!;
       const slot = keySlot(channel);
-      const run = this.#confirmTakeover(channel, address, live).catch((e) => {
+      const run = this.#confirmTakeover(channel, address, before, held).catch((e) => {
         this.#emit("error", e);
       }).finally(() => {
         this.#moving.delete(key);
@@ -2196,27 +2197,80 @@ export class RedisClusterClient extends RedisCommands<string>
    * slot, and the subscription goes there; otherwise the copy stays, and the primaries'
    * redirects say which node was promoted.
    */
-  async #confirmTakeover(channel: string, from: string, live: InnerSubscription): Promise<void> {
+  async #confirmTakeover(
+    channel: string,
+    from: string,
+    before: InnerSubscription,
+    held: { address: string; shadow: ShadowSubscription },
+  ): Promise<void> {
     const round = await this.#subscribeOnPrimaries(channel, from);
     const slot = keySlot(channel);
-    if (this.#inner.shard.get(channel) !== live || !this.#wanted.shard.has(channel)) {
+    const { address, shadow } = held;
+    if (this.#inner.shard.get(channel) !== before || !this.#wanted.shard.has(channel)) {
+      // Unsubscribed, or subscribed by another path, meanwhile.
       round.won?.sub.unsubscribe().catch(() => {});
+      shadow.live.held = undefined;
       return;
     }
     if (round.won) {
+      // A slot move to another shard: what the copy held are the old owner's last messages,
+      // delivered already.
+      shadow.live.held = undefined;
       const n = this.#executor(round.won.address).endpoint;
       this.#patch(slot, { host: n.host, port: n.port });
       this.#inner.shard.set(channel, { node: round.won.address, sub: round.won.sub });
-      // The copy's replica leaves the slot with its shard.
-      live.sub.unsubscribe().catch(() => {});
       this.#syncShadows(channel);
       this.#logger.debug(
         `The slot of "${channel}" moved to "${round.won.address}": subscribed there`,
       );
       return;
     }
+    // A failover: the copy delivers what it held, then everything.
+    const sub = shadow.sub;
+    if (shadow.dropped || !sub?.active) {
+      shadow.live.held = undefined;
+      this.#inner.shard.delete(channel);
+      await this.#innerSubscribe("shard", channel);
+      return;
+    }
+    this.#shadows.get(channel)?.delete(address);
+    const forward = this.#listener("shard");
+    const pending = shadow.live.held ?? [];
+    shadow.live.held = undefined;
+    shadow.live.on = true;
+    for (const [message, ch] of pending) forward(message, ch);
+    this.#inner.shard.set(channel, { node: address, sub });
+    this.#stats.shadowTakeovers++;
+    this.#logger.debug(
+      `"${from}" ended the shard subscription "${channel}" and no other primary serves its slot (a failover): its copy on the replica "${address}" delivers now`,
+    );
     if (round.redirect) this.#patch(slot, round.redirect);
+    this.#syncShadows(channel);
     this.#refreshLater(1_000);
+  }
+
+  /**
+   * A confirmed copy of `channel` on a connected replica of `from`, made to hold its messages
+   * (`undefined` when there is none).
+   */
+  #holdShadow(
+    channel: string,
+    from: string,
+  ): { address: string; shadow: ShadowSubscription } | undefined {
+    const map = this.#shadows.get(channel);
+    const inner = this.#inner.shard.get(channel);
+    if (!map || !inner || inner.node !== from) return undefined;
+    for (const [address, shadow] of map) {
+      const node = this.#nodes.get(address);
+      if (
+        shadow.dropped || !shadow.sub?.active || !node || node.closed || this.#down.has(address)
+      ) {
+        continue;
+      }
+      shadow.live.held = [];
+      return { address, shadow };
+    }
+    return undefined;
   }
 
   /** Moves one subscription to `to`: subscribed there first, then dropped where it was. */
@@ -2379,7 +2433,7 @@ export class RedisClusterClient extends RedisCommands<string>
       // A copy whose connection ended (the executor closed): open it again.
       if (had) map.delete(address);
       this.#endRetiring(name, address);
-      const live = { on: false };
+      const live: ShadowSubscription["live"] = { on: false };
       const shadow: ShadowSubscription = {
         live,
         dropped: false,
@@ -2390,6 +2444,9 @@ export class RedisClusterClient extends RedisCommands<string>
         name,
         (message: string, channel: string) => {
           if (live.on) forward(message, channel);
+          else if (live.held && live.held.length < this.#settings.maxBufferedMessages) {
+            live.held.push([message, channel]);
+          }
         },
         this.#settings.maxBufferedMessages,
       ).then((sub) => {
