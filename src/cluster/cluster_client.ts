@@ -247,6 +247,12 @@ const KINDS: Record<string, SubscriptionKind> = {
   SUNSUBSCRIBE: "shard",
 };
 
+const UNSUBSCRIBE: Record<SubscriptionKind, string> = {
+  channel: "UNSUBSCRIBE",
+  pattern: "PUNSUBSCRIBE",
+  shard: "SUNSUBSCRIBE",
+};
+
 const READONLY_STEP = [{ args: ["READONLY"], onReply: () => {} }];
 
 /** Typed commands run on one node as they are (SCAN of one primary). */
@@ -1930,7 +1936,16 @@ export class RedisClusterClient extends RedisCommands<string>
         }
         wanted.add(n);
       }
-      const all = Promise.all(names.map((n) => this.#innerSubscribe(kind, n)));
+      const all = Promise.allSettled(names.map((n) => this.#innerSubscribe(kind, n))).then(
+        (results) => {
+          const failed = results.find((r) => r.status === "rejected");
+          if (failed === undefined) return;
+          // The subscription fails whole, and forgets every name: the ones that did subscribe
+          // are ended too, on their nodes.
+          this.#pubsubSend([UNSUBSCRIBE[kind], ...names], false).catch(() => {});
+          throw failed.reason;
+        },
+      );
       if (kind === "shard") all.then(() => this.#armProbe(), () => {});
       return all;
     }

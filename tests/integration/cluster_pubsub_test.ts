@@ -125,6 +125,39 @@ describe("cluster pub/sub", () => {
     await assertNoLeaks();
   });
 
+  it("a subscription refused for one channel ends the channels that did subscribe", async () => {
+    const user = ["ACL", "SETUSER", "onechannel", "on", ">pw", "~*", "resetchannels", "&acl.ok"];
+    for (const p of cluster.primaries()) await p.command([...user, "+@all"]);
+    const client = new RedisClusterClient({
+      nodes: cluster.seeds,
+      username: "onechannel",
+      password: "pw",
+      topologyRefreshInterval: 0,
+    });
+    try {
+      await assert.rejects(client.ssubscribe(["acl.ok", "acl.no"], () => {}), /NOPERM/);
+      const owner = cluster.nodeForSlot(keySlot("acl.ok"));
+      const end = Date.now() + 3000;
+      let n = 1;
+      while (Date.now() < end) {
+        n = ((await owner.command(["PUBSUB", "SHARDNUMSUB", "acl.ok"])) as [string, number])[1];
+        if (n === 0) break;
+        await sleep(10);
+      }
+      assert.equal(n, 0, "acl.ok is not left subscribed on its node");
+      // The client subscribes again normally.
+      const got: string[] = [];
+      const sub = await client.ssubscribe("acl.ok", (m) => got.push(m));
+      assert.equal(await client.spublish("acl.ok", "x"), 1);
+      await waitFor(() => got.length === 1, 3000, "the message");
+      await sub.unsubscribe();
+    } finally {
+      await client.close();
+      for (const p of cluster.primaries()) await p.command(["ACL", "DELUSER", "onechannel"]);
+    }
+    await assertNoLeaks();
+  });
+
   for (const publisherKind of ["the same client", "another client"] as const) {
     it(`carries a shard subscription across a slot move, published by ${publisherKind}`, async () => {
       const client = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
