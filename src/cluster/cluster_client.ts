@@ -2072,29 +2072,23 @@ export class RedisClusterClient extends RedisCommands<string>
     const held = this.#pre.has(channel) ? undefined : this.#holdShadow(channel, address);
     if (held) {
       const before = this.#inner.shard.get(channel)!;
-      const slot = keySlot(channel);
-      const run = this.#confirmTakeover(channel, address, before, held).catch((e) => {
-        this.#emit("error", e);
-      }).finally(() => {
-        this.#moving.delete(key);
-        if (this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
-      });
-      this.#moving.set(key, run);
-      this.#slotMoves.set(slot, run);
+      this.#trackShardMove(
+        channel,
+        this.#confirmTakeover(channel, address, before, held).catch((e) => {
+          this.#emit("error", e);
+        }),
+      );
       return;
     }
     this.#logger.debug(`"${address}" ended the shard subscription "${channel}": subscribing again`);
-    const slot = keySlot(channel);
-    const run = this.#subscribeElsewhere(channel, address).then((done) =>
-      done ? undefined : this.#innerSubscribe("shard", channel)
-    ).catch((e) => {
-      this.#emit("error", e);
-    }).finally(() => {
-      this.#moving.delete(key);
-      if (this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
-    });
-    this.#moving.set(key, run);
-    this.#slotMoves.set(slot, run);
+    this.#trackShardMove(
+      channel,
+      this.#subscribeElsewhere(channel, address).then((done) =>
+        done ? undefined : this.#innerSubscribe("shard", channel)
+      ).catch((e) => {
+        this.#emit("error", e);
+      }),
+    );
     this.#scheduleRefresh();
   }
 
@@ -2132,13 +2126,8 @@ export class RedisClusterClient extends RedisCommands<string>
       const to = round.redirect;
       const address = formatEndpoint(to);
       if (address !== from && !this.#closed) {
-        this.#endRetiring(channel, address);
-        won = await this.#executor(address, to.host, to.port).subscribe(
-          "shard",
-          channel,
-          this.#listener("shard"),
-          this.#settings.maxBufferedMessages,
-        ).then((sub) => ({ address, sub }), () => undefined);
+        won = await this.#subscribeShard(address, channel, { endpoint: to })
+          .then((sub) => ({ address, sub }), () => undefined);
       }
     }
     if (won === undefined) {
@@ -2172,10 +2161,9 @@ export class RedisClusterClient extends RedisCommands<string>
     const others = this.#primaries.map((i) => t.nodes[i]!.address).filter((a) => a !== from);
     if (others.length === 0 || this.#closed) return {};
     const listener = this.#listener("shard");
-    for (const a of others) this.#endRetiring(channel, a);
     let redirect: HostPort | undefined;
     const attempts = others.map((a) =>
-      this.#executor(a).subscribe("shard", channel, listener, this.#settings.maxBufferedMessages)
+      this.#subscribeShard(a, channel, { listener })
         .then((sub) => ({ address: a, sub }), (e) => {
           const r = e instanceof ReplyError
             ? parseRedirect(e, this.#executor(a).endpoint)
@@ -2391,19 +2379,46 @@ export class RedisClusterClient extends RedisCommands<string>
     if (this.#closed) {
       throw new ClosedError(`Cannot subscribe "${name}": the client is closed`, { written: false });
     }
-    // Back to a node that still holds a replaced subscription: that one is over.
-    this.#endRetiring(name, to);
     const ahead = await this.#takePre(name, to);
     if (ahead?.active) {
       this.#logger.debug(`The shard channel "${name}" was subscribed ahead on "${to}": taken over`);
       return ahead;
     }
-    return this.#executor(to).subscribe(
+    return this.#subscribeShard(to, name);
+  }
+
+  /**
+   * Subscribes a shard channel on one node's executor: the one place that does, so a replaced
+   * subscription still listening there ("retiring") is ended first (two subscriptions of one
+   * channel on one node would deliver every message twice).
+   */
+  #subscribeShard(
+    address: string,
+    name: string,
+    options: { listener?: PubSubListener; asking?: boolean; endpoint?: HostPort } = {},
+  ): Promise<Subscription> {
+    this.#endRetiring(name, address);
+    const e = options.endpoint;
+    return this.#executor(address, e?.host, e?.port).subscribe(
       "shard",
       name,
-      this.#listener("shard"),
+      options.listener ?? this.#listener("shard"),
       this.#settings.maxBufferedMessages,
+      false,
+      options.asking ?? false,
     );
+  }
+
+  /** Registers a running move of a shard channel: other moves and its slot's commands wait. */
+  #trackShardMove(channel: string, run: Promise<void>): void {
+    const key = `shard\u0000${channel}`;
+    const slot = keySlot(channel);
+    this.#moving.set(key, run);
+    this.#slotMoves.set(slot, run);
+    run.finally(() => {
+      if (this.#moving.get(key) === run) this.#moving.delete(key);
+      if (this.#slotMoves.get(slot) === run) this.#slotMoves.delete(slot);
+    }).catch(() => {});
   }
 
   /**
@@ -2447,24 +2462,20 @@ export class RedisClusterClient extends RedisCommands<string>
       if (had && (had.sub === undefined || had.sub.active)) continue;
       // A copy whose connection ended (the executor closed): open it again.
       if (had) map.delete(address);
-      this.#endRetiring(name, address);
       const live: ShadowSubscription["live"] = { on: false };
       const shadow: ShadowSubscription = {
         live,
         dropped: false,
         ready: Promise.resolve(undefined),
       };
-      shadow.ready = this.#executor(address).subscribe(
-        "shard",
-        name,
-        (message: string, channel: string) => {
+      shadow.ready = this.#subscribeShard(address, name, {
+        listener: (message, channel) => {
           if (live.on) forward(message, channel);
           else if (live.held && live.held.length < this.#settings.maxBufferedMessages) {
             live.held.push([message, channel]);
           }
         },
-        this.#settings.maxBufferedMessages,
-      ).then((sub) => {
+      }).then((sub) => {
         if (shadow.dropped) {
           sub.unsubscribe().catch(() => {});
           return undefined;
@@ -2577,21 +2588,13 @@ export class RedisClusterClient extends RedisCommands<string>
       const pre = this.#pre.get(name);
       if (pre?.node === to && !pre.dropped) continue;
       if (pre) this.#dropPre(name);
-      this.#endRetiring(name, to);
       const entry: PreSubscription = {
         node: to,
         dropped: false,
         round: this.#probeRound,
         ready: Promise.resolve(undefined),
       };
-      entry.ready = this.#executor(to).subscribe(
-        "shard",
-        name,
-        this.#listener("shard"),
-        this.#settings.maxBufferedMessages,
-        false,
-        true,
-      ).then((sub) => {
+      entry.ready = this.#subscribeShard(to, name, { asking: true }).then((sub) => {
         this.#stats.subscribedAhead++;
         if (entry.dropped) {
           sub.unsubscribe().catch(() => {});

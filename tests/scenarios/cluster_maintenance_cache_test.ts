@@ -1,24 +1,16 @@
 // Client-side caching on RedisClusterClient over a real 3-primary cluster (behind the
 // ClusterMaintenanceSimulator's proxies): one cache for the client, tracking on every node,
 // invalidation by another client's writes, and on SMIGRATED only the moved slots dropped.
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
-import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
-import { clusterClient, slotsOf } from "./cluster_maintenance_helpers.ts";
+import { assertNoLeaks } from "../_helpers/leaks.ts";
+import { clusterClient, simulatorPerSuite, slotsOf } from "./cluster_maintenance_helpers.ts";
 
 describe("RedisClusterClient with clientSideCache", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-  });
-  after(async () => {
-    await sim.close();
-  });
+  const sim = simulatorPerSuite({ primaries: 3 });
 
   it("caches reads of every node and drops them on another client's write", async () => {
     const { client } = clusterClient(sim, { clientSideCache: true });

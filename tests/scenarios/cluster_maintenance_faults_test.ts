@@ -1,19 +1,19 @@
 // Faulty SMIGRATED delivery to RedisClusterClient through the ClusterMaintenanceSimulator (real
 // 3-primary cluster): a duplicate, a lost, a reordered and a malformed SMIGRATED, under 16
 // workers. The client heals through MOVED and topology refreshes with no failed command.
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { RedisClient } from "../../mod.ts";
-import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import { smigratedFrame } from "../../src/testing/_notifications.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
 import {
   assertInOrder,
   clusterClient,
   loadSlots,
   shardTraffic,
+  simulatorPerSuite,
   slotsOf,
 } from "./cluster_maintenance_helpers.ts";
 
@@ -26,14 +26,7 @@ function ownersOf(entries: { destination: string; slots: string }[]): Map<number
 }
 
 describe("scenario: faulty SMIGRATED delivery", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-  });
-  after(async () => {
-    await sim.close();
-  });
+  const sim = simulatorPerSuite({ primaries: 3 });
 
   /** Every moved slot answered by its destination (a GET per slot), and the table agrees. */
   async function assertRoutedTo(
@@ -186,14 +179,7 @@ describe("scenario: faulty SMIGRATED delivery", () => {
 });
 
 describe("scenario: SMIGRATED during a topology refresh", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-  });
-  after(async () => {
-    await sim.close();
-  });
+  const sim = simulatorPerSuite({ primaries: 3 });
 
   it("waits for the refresh and is applied right after it", async () => {
     const { client } = clusterClient(sim);
@@ -222,14 +208,7 @@ describe("scenario: SMIGRATED during a topology refresh", () => {
 });
 
 describe("scenario: an SMIGRATED ahead of the move", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-  });
-  after(async () => {
-    await sim.close();
-  });
+  const sim = simulatorPerSuite({ primaries: 3 });
 
   it("keeps the old owner's shard subscription until that node ends it: no message lost", async () => {
     // The subscriber applies an SMIGRATED that arrives before the slot really moved; the

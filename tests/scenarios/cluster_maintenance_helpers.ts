@@ -2,10 +2,14 @@
 // maintenance events, the slots of the load's keys, numbered shard channel traffic.
 import assert from "node:assert/strict";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
-import type { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
+import { after, before, beforeEach } from "node:test";
+import {
+  ClusterMaintenanceSimulator,
+  type ClusterSimulatorOptions,
+} from "../../src/testing/mod.ts";
 import type { Logger } from "../../src/logger.ts";
 import { waitFor } from "../_helpers/load.ts";
-import { sleep } from "../_helpers/leaks.ts";
+import { markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
 /** Every slot of "1-3,7" style text. */
 export function slotsOf(text: string): number[] {
@@ -108,4 +112,28 @@ export function assertInOrder(r: { received: number[]; sent: number; errors: str
     Array.from({ length: r.sent }, (_, i) => i),
     "every message once, in order",
   );
+}
+
+/**
+ * One simulator for the enclosing `describe`: started before its first test, closed after its
+ * last, with the leak baseline marked before each test. The returned object stands for it.
+ */
+export function simulatorPerSuite(
+  options: ClusterSimulatorOptions = { primaries: 3 },
+): ClusterMaintenanceSimulator {
+  let current: ClusterMaintenanceSimulator | undefined;
+  beforeEach(markLeakBaseline);
+  before(async () => {
+    current = await ClusterMaintenanceSimulator.start(options);
+  });
+  after(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as ClusterMaintenanceSimulator, {
+    get(_, key) {
+      if (current === undefined) throw new Error("The simulator is not started yet");
+      const v = Reflect.get(current, key, current);
+      return typeof v === "function" ? v.bind(current) : v;
+    },
+  });
 }

@@ -3,19 +3,19 @@
 // and 64 workers of mixed commands, for every effect: no failed command, exact counters, no
 // MOVED/ASK for the moved slots once the delta is applied, emptied nodes let go, shard
 // subscriptions carried across the move.
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type RedisClient, RedisClient as RedisClientClass } from "../../mod.ts";
-import { ClusterMaintenanceSimulator } from "../../src/testing/mod.ts";
 import type { SlotMigrateEffect, SlotMigrateResult } from "../../src/testing/mod.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { assertCounters, startLoad, waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import { assertNoLeaks, sleep } from "../_helpers/leaks.ts";
 import {
   assertInOrder,
   clusterClient,
   loadSlots,
   shardTraffic,
+  simulatorPerSuite,
   slotsOf,
 } from "./cluster_maintenance_helpers.ts";
 
@@ -28,14 +28,7 @@ const PLAN: { effect: SlotMigrateEffect; explicit: boolean }[] = [
 
 for (const { effect, explicit } of PLAN) {
   describe(`scenario: SMIGRATED applied in place, ${effect}`, () => {
-    let sim: ClusterMaintenanceSimulator;
-    beforeEach(markLeakBaseline);
-    before(async () => {
-      sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-    });
-    after(async () => {
-      await sim.close();
-    });
+    const sim = simulatorPerSuite({ primaries: 3 });
 
     for (const workers of [16, 64]) {
       it(`${workers} workers: no failed command, exact counters, no redirect after the delta`, async () => {
@@ -125,14 +118,7 @@ for (const { effect, explicit } of PLAN) {
 }
 
 describe("scenario: slots no command touched during the move", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
-  });
-  after(async () => {
-    await sim.close();
-  });
+  const sim = simulatorPerSuite({ primaries: 3 });
 
   for (const on of [true, false]) {
     it(
@@ -176,16 +162,9 @@ describe("scenario: slots no command touched during the move", () => {
 });
 
 describe("scenario: SMIGRATING relaxes every connection of the client", () => {
-  let sim: ClusterMaintenanceSimulator;
-  beforeEach(markLeakBaseline);
-  before(async () => {
-    sim = await ClusterMaintenanceSimulator.start({
-      primaries: 3,
-      args: ["--enable-debug-command", "yes"],
-    });
-  });
-  after(async () => {
-    await sim.close();
+  const sim = simulatorPerSuite({
+    primaries: 3,
+    args: ["--enable-debug-command", "yes"],
   });
 
   it("a node no notification reached, and a connection opened during the window, wait out a stall", async () => {
