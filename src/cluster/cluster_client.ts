@@ -1811,7 +1811,9 @@ export class RedisClusterClient extends RedisCommands<string>
           }
           if (r?.ask) {
             this.#stats.ask++;
-            this.#slotMigrating(r.slot, formatEndpoint(this.#map(r.to)));
+            if (this.#shardSlots.has(r.slot)) {
+              this.#slotMigrating(r.slot, formatEndpoint(this.#map(r.to)));
+            }
           } else if (e instanceof ReplyError) this.#stats.refused++;
           else this.#scheduleRefresh();
           // ASK, TRYAGAIN, ...: the slot is moving; try again once it moved.
