@@ -22,6 +22,7 @@ export {
   WatchSession,
 } from "./src/client/redis_client.ts";
 export type { BinaryView, BinaryViewHost } from "./src/client/_binary_view.ts";
+export { type ClientCore, ClientEvents, ClientShell } from "./src/client/client_shell.ts";
 export type {
   HandoffDetail,
   MaintenanceEventDetail,

@@ -3,48 +3,52 @@ import { RedisCommands } from "../commands/commands.ts";
 import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import type { ScanOptions, ScoredMember } from "../commands/types.ts";
-import { Pipeline, type Transaction } from "./pipeline.ts";
-import { cursorIterator } from "./_cursor.ts";
+import type { Pipeline, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 
-/** Runs one command for a client (its `_run`). */
-export type CommandRun = (
-  args: RedisArgument[],
-  transform: Transform | undefined,
-  flags: number,
-  blockMs?: number,
-) => unknown;
-
-/** What a client offers its binary view beyond `_run`: its batches, made binary by the view. */
+/** What the view needs of its client: the client shell's entry points. */
 export interface BinaryViewHost {
+  /** Runs one command. */
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown>;
   /** A new pipeline of the client. */
   pipeline(): Pipeline;
   /** A new transaction of the client. */
   multi(): Transaction;
-  /** Subscribes with messages as `Uint8Array` (clients with pub/sub). */
-  subscribeBinary?(
+  /** Subscribes, messages as bytes when `binary`. */
+  _subscribe(
     kind: SubscriptionKind,
     names: string | string[],
     listener: PubSubListener<Uint8Array> | undefined,
-  ): Promise<Subscription<Uint8Array>>;
+    binary: boolean,
+  ): Promise<unknown>;
+  /** A cursor walk (HSCAN, ...), pinned as the client pins its own. */
+  _cursor<T>(page: (cursor: string) => Promise<[string, T[]]>): AsyncIterableIterator<T>;
+  /** The key-space walk. */
+  _scanKeys<T>(
+    options: ScanOptions,
+    flags: number,
+    page: (cursor: string) => Promise<[string, T[]]>,
+  ): AsyncIterableIterator<T>;
 }
 
 /**
- * Typed methods over another client's `_run`, with `FLAG_BINARY` on every command; with a
- * host, also its pipelines and transactions, and the scan iterators, all replying bytes.
+ * The typed methods of a client with `FLAG_BINARY` on every command: its pipelines,
+ * transactions, scan iterators and subscriptions too, all replying bytes.
  */
 export class BinaryView extends RedisCommands<Uint8Array> {
-  readonly #run: CommandRun;
-  readonly #host: BinaryViewHost | undefined;
+  readonly #host: BinaryViewHost;
   /**
    * Creates the view of a client.
    *
-   * @param run The client's `_run`.
-   * @param host The client, for its pipelines and transactions.
+   * @param host The client.
    */
-  constructor(run: CommandRun, host?: BinaryViewHost) {
+  constructor(host: BinaryViewHost) {
     super();
-    this.#run = run;
     this.#host = host;
   }
 
@@ -54,12 +58,6 @@ export class BinaryView extends RedisCommands<Uint8Array> {
    * @returns A new pipeline.
    */
   pipeline(): Pipeline<[], Uint8Array> {
-    if (this.#host === undefined) {
-      // The client's own `_run`, as its pipelines do.
-      return new Pipeline((args, transform, flags, blockMs) =>
-        this.#run(args, transform, flags, blockMs) as Promise<unknown>
-      )._withFlags(FLAG_BINARY) as unknown as Pipeline<[], Uint8Array>;
-    }
     return this.#host.pipeline()._withFlags(FLAG_BINARY) as unknown as Pipeline<[], Uint8Array>;
   }
 
@@ -69,9 +67,6 @@ export class BinaryView extends RedisCommands<Uint8Array> {
    * @returns A new transaction.
    */
   multi(): Transaction<[], Uint8Array> {
-    if (this.#host === undefined) {
-      throw new TypeError("Cannot start a binary transaction: this client has no binary multi()");
-    }
     return this.#host.multi()._withFlags(FLAG_BINARY) as unknown as Transaction<[], Uint8Array>;
   }
 
@@ -82,7 +77,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
    * @returns An async iterator of key names.
    */
   scan(options: ScanOptions = {}): AsyncIterableIterator<Uint8Array> {
-    return cursorIterator((cursor) => this.scanPage(cursor, options));
+    return this.#host._scanKeys(options, FLAG_BINARY, (cursor) => this.scanPage(cursor, options));
   }
 
   /**
@@ -96,7 +91,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     key: RedisArgument,
     options: ScanOptions = {},
   ): AsyncIterableIterator<[Uint8Array, Uint8Array]> {
-    return cursorIterator((cursor) => this.hscanPage(key, cursor, options));
+    return this.#host._cursor((cursor) => this.hscanPage(key, cursor, options));
   }
 
   /**
@@ -107,7 +102,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
    * @returns An async iterator of members.
    */
   sscan(key: RedisArgument, options: ScanOptions = {}): AsyncIterableIterator<Uint8Array> {
-    return cursorIterator((cursor) => this.sscanPage(key, cursor, options));
+    return this.#host._cursor((cursor) => this.sscanPage(key, cursor, options));
   }
 
   /**
@@ -121,19 +116,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     key: RedisArgument,
     options: ScanOptions = {},
   ): AsyncIterableIterator<ScoredMember<Uint8Array>> {
-    return cursorIterator((cursor) => this.zscanPage(key, cursor, options));
-  }
-
-  #subscribe(
-    kind: SubscriptionKind,
-    names: string | string[],
-    listener: PubSubListener<Uint8Array> | undefined,
-  ): Promise<Subscription<Uint8Array>> {
-    const sub = this.#host?.subscribeBinary;
-    if (sub === undefined) {
-      return Promise.reject(new TypeError("Cannot subscribe: this client has no binary pub/sub"));
-    }
-    return sub.call(this.#host, kind, names, listener);
+    return this.#host._cursor((cursor) => this.zscanPage(key, cursor, options));
   }
 
   /**
@@ -152,7 +135,9 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     channels: string | string[],
     listener?: PubSubListener<Uint8Array>,
   ): Promise<Subscription<Uint8Array>> {
-    return this.#subscribe("channel", channels, listener);
+    return this.#host._subscribe("channel", channels, listener, true) as Promise<
+      Subscription<Uint8Array>
+    >;
   }
 
   /**
@@ -166,7 +151,9 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     patterns: string | string[],
     listener?: PubSubListener<Uint8Array>,
   ): Promise<Subscription<Uint8Array>> {
-    return this.#subscribe("pattern", patterns, listener);
+    return this.#host._subscribe("pattern", patterns, listener, true) as Promise<
+      Subscription<Uint8Array>
+    >;
   }
 
   /**
@@ -180,7 +167,9 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     channels: string | string[],
     listener?: PubSubListener<Uint8Array>,
   ): Promise<Subscription<Uint8Array>> {
-    return this.#subscribe("shard", channels, listener);
+    return this.#host._subscribe("shard", channels, listener, true) as Promise<
+      Subscription<Uint8Array>
+    >;
   }
 
   /** @internal Runs one command with `FLAG_BINARY`. */
@@ -189,7 +178,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     transform: Transform | undefined,
     flags: number,
     blockMs?: number,
-  ): unknown {
-    return this.#run(args, transform, flags | FLAG_BINARY, blockMs);
+  ): Promise<unknown> {
+    return this.#host._run(args, transform, flags | FLAG_BINARY, blockMs);
   }
 }

@@ -199,6 +199,8 @@ export interface Pipeline<R extends unknown[] = [], S extends string | Uint8Arra
  */
 export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = string>
   extends Batch {
+  /** @internal Runs the whole batch at `exec()` instead of one command at a time. */
+  _runner: ((commands: QueuedCommand[]) => Promise<unknown[]>) | undefined;
   /**
    * Sends every recorded command.
    *
@@ -206,6 +208,7 @@ export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = 
    */
   exec(): Promise<BatchResults<R>> {
     const q = this._queue.splice(0);
+    if (this._runner !== undefined) return this._runner(q) as Promise<BatchResults<R>>;
     // Errors arrive as values (no second promise per command to catch them).
     return Promise.all(
       q.map((c) => this._send(c.args, c.transform, c.flags | FLAG_ERRORS_AS_VALUES, c.blockMs)),
@@ -249,6 +252,11 @@ export class Transaction<R extends unknown[] = [], S extends string | Uint8Array
   extends Batch {
   readonly #onDone: (() => void) | undefined;
   readonly #sendAll: TransactionSender;
+  /**
+   * @internal Runs the whole transaction at `exec()` (a client that replays it elsewhere);
+   * `flags` are the transaction's own.
+   */
+  _runner: ((commands: QueuedCommand[], flags: number) => Promise<unknown[] | null>) | undefined;
 
   /** @internal */
   constructor(sendAll: TransactionSender, onDone?: () => void) {
@@ -264,6 +272,9 @@ export class Transaction<R extends unknown[] = [], S extends string | Uint8Array
    */
   async exec(): Promise<BatchResults<R> | null> {
     const q = this._queue.splice(0);
+    if (this._runner !== undefined) {
+      return await this._runner(q, this._flags) as BatchResults<R> | null;
+    }
     const transforms = q.map((c) => c.transform);
     const exec = (reply: RespValue) => {
       if (reply === null) return null;

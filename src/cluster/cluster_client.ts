@@ -1699,8 +1699,19 @@ export class RedisClusterClient extends RedisCommands<string>
    *
    * @returns The binary view (shares the client's connections).
    */
-  binary(): RedisCommands<Uint8Array> {
-    return this.#binary ??= new BinaryView((a, t, f, b) => this._run(a, t, f, b));
+  binary(): BinaryView {
+    // Until the cluster client sits on the client shell: commands and pipelines only.
+    return this.#binary ??= new BinaryView({
+      _run: (a, t, f, b) => this._run(a, t, f, b),
+      pipeline: () => this.pipeline(),
+      multi: () => {
+        throw new TypeError("Cannot start a binary transaction: this client has no binary multi()");
+      },
+      _subscribe: () =>
+        Promise.reject(new TypeError("Cannot subscribe: this client has no binary pub/sub")),
+      _cursor: (page) => cursorIterator(page),
+      _scanKeys: (_o, _f, page) => cursorIterator(page),
+    });
   }
 
   /**

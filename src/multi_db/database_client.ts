@@ -11,6 +11,7 @@ import { RedisClusterClient } from "../cluster/cluster_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import type { ClientMaintenanceState } from "../client/_maintenance.ts";
 import type { PubSubListener } from "../client/subscription.ts";
+import type { CacheStats } from "../cache/cache_store.ts";
 import type { Transform } from "../commands/_command.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 
@@ -47,6 +48,36 @@ export interface DatabaseTransaction {
   ): unknown;
   /** Runs `MULTI`, the commands, `EXEC`. */
   exec(): Promise<unknown[] | null>;
+  /** Adds flags to every command of the transaction (`FLAG_BINARY` for a binary view's). */
+  _withFlags?(flags: number): unknown;
+}
+
+/**
+ * The subscribe family of a database client's binary view (`client.binary()`): messages as
+ * `Uint8Array`.
+ *
+ * @example
+ * ```ts ignore
+ * import type { BinarySubscriber } from "@edge/redis/multi-db";
+ * const b: BinarySubscriber = new RedisClient().binary();
+ * ```
+ */
+export interface BinarySubscriber {
+  /** Subscribes to channels, messages as bytes. */
+  subscribe(
+    names: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<DatabaseSubscription>;
+  /** Subscribes to patterns, messages as bytes. */
+  psubscribe(
+    names: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<DatabaseSubscription>;
+  /** Subscribes to shard channels, messages as bytes. */
+  ssubscribe(
+    names: string | string[],
+    listener?: PubSubListener<Uint8Array>,
+  ): Promise<DatabaseSubscription>;
 }
 
 /**
@@ -85,6 +116,10 @@ export interface DatabaseClient {
   maintenanceState?(): ClientMaintenanceState | undefined;
   /** Drops what a client-side cache holds, when the client has one. */
   invalidateCache?(): void;
+  /** The counters of the client-side cache, if it has one. */
+  cacheStats?(): CacheStats | undefined;
+  /** The binary view, for subscriptions whose messages are bytes. */
+  binary?(): BinarySubscriber;
   /** Closes every connection. */
   close(): Promise<void>;
   /** Listens to the client's events (`maintenance`, `handoff`, ...). */

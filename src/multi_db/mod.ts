@@ -63,7 +63,7 @@ export { lagAwareHealthCheck, type LagAwareHealthCheckOptions } from "./lag_awar
 export { FailureDetector, type FailureOutcome } from "./failure_detector.ts";
 export { type FailoverCandidate, selectFailbackTarget, selectFailoverTarget } from "./failover.ts";
 export { commandRetryDelay, wasNotWritten } from "./command_executor.ts";
-export { MultiDbPipeline, MultiDbTransaction } from "./pipeline.ts";
+export type { MultiDbPipeline, MultiDbTransaction } from "./pipeline.ts";
 export { MultiDbSubscription } from "./subscription.ts";
 export { PermanentlyUnavailableError, TemporarilyUnavailableError } from "./errors.ts";
 export {

@@ -6,34 +6,11 @@
  * @module
  */
 
-import { RedisCommands } from "../commands/commands.ts";
-import type { ScoredMember } from "../commands/types.ts";
-import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
-import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
-import type { SendCommandOptions, WatchSession } from "../client/redis_client.ts";
-import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
-import type { QueuedCommand } from "../client/pipeline.ts";
-import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
-import { type Logger, silentLogger } from "../logger.ts";
-import type { RedisArgument, RespValue } from "../resp/types.ts";
-import {
-  checkWeight,
-  type DatabaseConfig,
-  type MultiDbClientOptions,
-  nodeKey,
-  resolveDatabaseConfig,
-  type ResolvedMultiDbOptions,
-  resolveMultiDbOptions,
-  type SwitchReason,
-} from "./config.ts";
-import { CommandExecutor, wasNotWritten } from "./command_executor.ts";
-import { Database, type DatabaseHealth, type DatabaseInfo } from "./database.ts";
-import { PermanentlyUnavailableError, TemporarilyUnavailableError } from "./errors.ts";
-import { type FailoverCandidate, selectFailbackTarget, selectFailoverTarget } from "./failover.ts";
-import type { HealthCheckResult } from "./health_check.ts";
-import { HealthMonitor } from "./_health_monitor.ts";
-import { MultiDbPipeline, MultiDbTransaction } from "./pipeline.ts";
-import { MultiDbSubscription } from "./subscription.ts";
+import { ClientEvents, ClientShell } from "../client/client_shell.ts";
+import type { DatabaseConfig, MultiDbClientOptions, SwitchReason } from "./config.ts";
+import type { DatabaseHealth, DatabaseInfo } from "./database.ts";
+import { MultiDbCore } from "./_multi_db_core.ts";
+import type { MultiDbSubscription } from "./subscription.ts";
 
 /**
  * Detail of the `switch` event.
@@ -149,35 +126,6 @@ export interface MultiDbScanOptions {
   type?: string;
 }
 
-async function* walk<T>(
-  page: (cursor: string) => Promise<[string, T[]]>,
-): AsyncIterableIterator<T> {
-  let cursor = "0";
-  do {
-    const [next, items] = await page(cursor);
-    cursor = next;
-    yield* items;
-  } while (cursor !== "0");
-}
-
-class BinaryView extends RedisCommands<Uint8Array> {
-  readonly #client: MultiDbClient;
-  constructor(client: MultiDbClient) {
-    super();
-    this.#client = client;
-  }
-  _run(
-    args: RedisArgument[],
-    transform: Transform | undefined,
-    flags: number,
-    blockMs?: number,
-  ): Promise<unknown> {
-    return this.#client._run(args, transform, flags | FLAG_BINARY, blockMs);
-  }
-}
-
-type Candidate = FailoverCandidate & { db: Database };
-
 /**
  * A client for several equivalent databases (Active-Active replicas, or independent servers),
  * serving every command from one active database: the healthy one of highest weight.
@@ -215,29 +163,8 @@ type Candidate = FailoverCandidate & { db: Database };
  * console.log(await client.get("k"), client.activeDatabase);
  * ```
  */
-export class MultiDbClient extends RedisCommands<string> implements AsyncDisposable, EventTarget {
-  readonly #o: ResolvedMultiDbOptions;
-  readonly #logger: Logger;
-  readonly #events = new EventTarget();
-  readonly #dbs: Database[] = [];
-  readonly #monitors = new Map<Database, HealthMonitor>();
-  readonly #subs = new Set<MultiDbSubscription>();
-  readonly #executor: CommandExecutor;
-  readonly #sleeps = new Set<
-    { timer: unknown; reject: (e: Error) => void }
-  >();
-  readonly #closing = new Set<Promise<void>>();
-  #order = 0;
-  #active: Database | undefined;
-  #init: Promise<void> | undefined;
-  #initialized = false;
-  #closed = false;
-  #switching: Promise<void> | undefined;
-  #failbackTimer: unknown;
-  #attempts = 0;
-  #lastAttemptAt = -Infinity;
-  #noTargetLoggedAt = -Infinity;
-  #binary: BinaryView | undefined;
+export class MultiDbClient extends ClientShell<MultiDbClientEventMap, MultiDbSubscription> {
+  readonly #core: MultiDbCore;
 
   /**
    * Creates the client. Nothing connects until the first command or `connect()`, which runs
@@ -248,60 +175,15 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @throws {RangeError} A weight or a duration out of range.
    */
   constructor(options: MultiDbClientOptions) {
-    super();
-    this.#o = resolveMultiDbOptions(options);
-    this.#logger = options.logger ?? silentLogger;
-    if (!Array.isArray(options.databases) || options.databases.length === 0) {
-      throw new TypeError("Cannot create the client: no databases given");
-    }
-    const resolved = options.databases.map((c) => resolveDatabaseConfig(c, this.#o));
-    for (const r of resolved) this.#checkUnique(r.name, r.clientOptions, resolved);
-    for (const r of resolved) this.#dbs.push(this.#newDatabase(r));
-    this.#executor = new CommandExecutor({
-      acquire: () => this.#acquire(),
-      record: (db, e) => this.#record(db, e),
-      success: (db) => {
-        db.detector.success();
-        db.lastSuccessAt = this.#o.clock.now();
-      },
-      current: () => this.#active,
-      sleep: (ms) => this.#sleep(ms),
-      closed: () => this.#closed,
-      size: () => this.#dbs.length,
-    }, { retry: this.#o.commandRetry, retryOnFailover: this.#o.retryOnFailover });
+    const events = new ClientEvents();
+    const core = new MultiDbCore(options, events);
+    super(core, events);
+    this.#core = core;
   }
-
-  #checkUnique(
-    name: string,
-    o: DatabaseConfig,
-    all: readonly { name: string; clientOptions: DatabaseConfig }[],
-  ): void {
-    const key = endpointKey(o);
-    const sameName = all.filter((r) => r.name === name).length +
-      this.#dbs.filter((d) => d.name === name).length;
-    if (sameName > 1) {
-      throw new TypeError(`Cannot add the database "${name}": another database has that name`);
-    }
-    const sameEndpoint = all.filter((r) => endpointKey(r.clientOptions) === key).length +
-      this.#dbs.filter((d) => endpointKey(d.config.clientOptions) === key).length;
-    if (sameEndpoint > 1) {
-      throw new TypeError(
-        `Cannot add the database "${name}": another database has the endpoint ${key}`,
-      );
-    }
-  }
-
-  #newDatabase(r: ReturnType<typeof resolveDatabaseConfig>): Database {
-    return new Database(r, this.#o, this.#order++, (db, type, detail) => {
-      this.#emit(type, { database: db.name, detail });
-    });
-  }
-
-  // ---- state ----
 
   /** The name of the active database, `undefined` before the client is initialised. */
   get activeDatabase(): string | undefined {
-    return this.#active?.name;
+    return this.#core.activeDatabase;
   }
 
   /**
@@ -315,354 +197,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * ```
    */
   databases(): DatabaseInfo[] {
-    const now = this.#o.clock.now();
-    return this.#dbs.map((d) => d.info(d === this.#active, now));
-  }
-
-  /**
-   * Connects now: runs the first health check of every database and picks the active one.
-   *
-   * @returns Resolves when enough databases are healthy for the `initializationPolicy`;
-   *   rejects with a `ConnectionError` otherwise (the next command tries again).
-   */
-  connect(): Promise<void> {
-    if (this.#closed) {
-      return Promise.reject(new ClosedError("Cannot connect: the client is closed"));
-    }
-    return this.#ensureInit();
-  }
-
-  #ensureInit(): Promise<void> {
-    if (this.#initialized) return Promise.resolve();
-    return this.#init ??= this.#initialize().catch((e) => {
-      this.#init = undefined;
-      throw e;
-    });
-  }
-
-  async #initialize(): Promise<void> {
-    const dbs = [...this.#dbs];
-    const n = dbs.length;
-    const policy = this.#o.initializationPolicy;
-    const need = policy === "all-available"
-      ? n
-      : policy === "majority-available"
-      ? Math.floor(n / 2) + 1
-      : 1;
-    for (const db of dbs) this.#monitor(db);
-    await new Promise<void>((resolve, reject) => {
-      let healthy = 0;
-      let unhealthy = 0;
-      let done = false;
-      const pending = new Set(dbs);
-      const settle = () => {
-        if (done) return;
-        // Enough are healthy, and none still being checked weighs more than the best of them.
-        const best = Math.max(...dbs.filter((d) => d.health === "healthy").map((d) => d.weight));
-        if (healthy >= need && ![...pending].some((d) => d.weight > best)) {
-          done = true;
-          resolve();
-        } else if (n - unhealthy < need) {
-          done = true;
-          const why = dbs.filter((d) => d.health === "unhealthy")
-            .map((d) => `"${d.name}": ${d.healthError ?? "unhealthy"}`).join("; ");
-          reject(
-            new ConnectionError(
-              `Cannot connect: ${healthy} of ${n} databases healthy, the initialization policy "${policy}" needs ${need} (${why})`,
-            ),
-          );
-        }
-      };
-      for (const db of dbs) {
-        this.#monitors.get(db)!.checkNow().then((r) => {
-          pending.delete(db);
-          if (r.healthy) healthy++;
-          else unhealthy++;
-          settle();
-        });
-      }
-    });
-    if (this.#closed) throw new ClosedError("Cannot connect: the client is closed");
-    const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()));
-    if (target === undefined) {
-      throw new ConnectionError("Cannot connect: no database is usable");
-    }
-    this.#active = target.db;
-    target.db.detector.breaker.reset();
-    this.#initialized = true;
-    this.#init = undefined;
-    for (const db of this.#dbs) this.#monitors.get(db)?.start(this.#interval(db));
-    this.#armFailback();
-    this.#logger.debug(`multi-db: "${target.db.name}" is active`);
-  }
-
-  #interval(db: Database): number {
-    return db.config.healthCheck?.interval ?? this.#o.healthCheck.interval;
-  }
-
-  #monitor(db: Database): HealthMonitor {
-    let m = this.#monitors.get(db);
-    if (m === undefined) {
-      m = new HealthMonitor(
-        db,
-        (d, r) => this.#onHealth(d, r),
-        () =>
-          !(skipIdleCheck(
-            db,
-            this.#active,
-            this.#interval(db),
-            db.config.healthCheck?.checkActive,
-          )),
-      );
-      this.#monitors.set(db, m);
-    }
-    return m;
-  }
-
-  #candidates(now: number): Candidate[] {
-    return this.#dbs.map((db) => ({
-      name: db.name,
-      weight: db.weight,
-      usable: db.usable(now),
-      inMaintenance: db.inMaintenance(now),
-      order: db.order,
-      db,
-    }));
-  }
-
-  #emit<K extends keyof MultiDbClientEventMap>(name: K, detail: unknown): void {
-    this.#events.dispatchEvent(new CustomEvent(name, { detail }));
-  }
-
-  // ---- health, failover, failback ----
-
-  #onHealth(db: Database, r: HealthCheckResult): void {
-    const health: DatabaseHealth = r.healthy ? "healthy" : "unhealthy";
-    const changed = db.health !== health;
-    db.health = health;
-    db.healthError = r.error;
-    // A check failed inside a maintenance window says nothing about the database afterwards.
-    db.failedInMaintenance = !r.healthy && db.inMaintenance();
-    if (changed) {
-      this.#logger.debug(
-        `multi-db: "${db.name}" is ${health}${r.error ? ` (${r.error})` : ""}`,
-      );
-      this.#emit("health", { database: db.name, health, error: r.error });
-    }
-    if (!this.#initialized || this.#closed || this.#switching) return;
-    const active = this.#active;
-    if (db === active && !r.healthy) {
-      if (db.failedInMaintenance) {
-        this.#logger.debug(
-          `multi-db: "${db.name}" failed its health check inside a maintenance window: staying`,
-        );
-        return;
-      }
-      this.#background(this.#failover(db, "HEALTH_CHECK"));
-    } else if (r.healthy && active !== undefined && db !== active) {
-      // The active database failed earlier with nowhere to go: this one can take over now
-      // (unless the active one is only inside planned maintenance).
-      const activeUsable = (active.health === "healthy" || this.#planned(active)) &&
-        active.circuit === "closed";
-      if (!activeUsable) this.#background(this.#failover(active, "HEALTH_CHECK"));
-    }
-  }
-
-  #background(p: Promise<unknown>): void {
-    p.catch((e) => {
-      if (!this.#closed) this.#emit("error", e);
-    });
-  }
-
-  /**
-   * Switches away from `from` to the best usable database. Resolves whether another database
-   * is active now.
-   */
-  async #failover(from: Database | undefined, reason: SwitchReason): Promise<boolean> {
-    if (this.#switching) {
-      await this.#switching.catch(() => {});
-      return this.#active !== undefined && this.#active !== from;
-    }
-    if (from !== this.#active) return this.#active !== undefined;
-    const tried = new Set<Database>();
-    for (;;) {
-      if (this.#closed) return false;
-      const target = selectFailoverTarget(
-        this.#candidates(this.#o.clock.now()).filter((c) => !tried.has(c.db)),
-        from?.name,
-      );
-      if (target === undefined) {
-        // Every command asks while nothing is usable: say it once a second at most.
-        const now = this.#o.clock.now();
-        if (now - this.#noTargetLoggedAt >= 1000) {
-          this.#noTargetLoggedAt = now;
-          this.#logger.warn(
-            `multi-db: cannot fail over from "${from?.name}" (${reason}): no healthy database`,
-          );
-        }
-        return false;
-      }
-      tried.add(target.db);
-      try {
-        await this.#switchTo(target.db, reason, true);
-        return this.#active !== from;
-      } catch (e) {
-        // The target failed while its subscriptions were re-made: try the next one.
-        this.#logger.warn(
-          `multi-db: cannot switch to "${target.db.name}": ${(e as Error).message}`,
-        );
-        target.db.health = "unhealthy";
-        target.db.healthError = (e as Error).message;
-      }
-    }
-  }
-
-  #switchTo(target: Database, reason: SwitchReason, holdPrevious: boolean): Promise<void> {
-    const run = async (): Promise<void> => {
-      const from = this.#active;
-      if (from === target || this.#closed) return;
-      // Subscriptions first, in the order they were made, before the database serves commands.
-      for (const s of [...this.#subs]) {
-        try {
-          await s._attach(target.name, target.client);
-        } catch (e) {
-          // Refused by the server (NOPERM, ...): that subscription cannot be made there; a
-          // connection failure fails the switch.
-          if (!(e instanceof ReplyError)) throw e;
-          this.#subs.delete(s);
-          s._end();
-          this.#emit("error", e);
-        }
-      }
-      // What its client-side cache holds was not kept up to date while it was not in use.
-      target.client.invalidateCache?.();
-      this.#active = target;
-      target.graceUntil = 0;
-      target.detector.breaker.reset();
-      this.#attempts = 0;
-      this.#lastAttemptAt = -Infinity;
-      if (from !== undefined) {
-        if (holdPrevious) from.hold(this.#o.gracePeriod);
-        // Work still waiting in the old client for a connection comes back at once, as not
-        // written, and is retried here; what was written completes or fails there.
-        const closing = from.replaceClient();
-        this.#closing.add(closing);
-        closing.finally(() => this.#closing.delete(closing));
-      }
-      this.#logger.info(
-        `multi-db: switched from "${from?.name ?? "none"}" to "${target.name}" (${reason})`,
-      );
-      this.#emit("switch", { from: from?.name ?? null, to: target.name, reason });
-    };
-    const p = run().finally(() => {
-      if (this.#switching === p) this.#switching = undefined;
-    });
-    this.#switching = p;
-    return p;
-  }
-
-  #armFailback(): void {
-    if (!this.#o.failbackSupported || this.#closed) return;
-    this.#o.clock.clearTimer(this.#failbackTimer);
-    this.#failbackTimer = this.#o.clock.setTimer(() => {
-      this.#failbackTimer = undefined;
-      this.#failbackCheck();
-      this.#armFailback();
-    }, this.#o.failbackCheckInterval);
-  }
-
-  #failbackCheck(): void {
-    if (this.#closed || this.#switching || !this.#initialized) return;
-    const active = this.#active;
-    const candidates = this.#candidates(this.#o.clock.now());
-    const current = candidates.find((c) => c.db === active);
-    const target = selectFailbackTarget(candidates, current);
-    if (target === undefined) return;
-    this.#background(this.#switchTo(target.db, "FAILBACK", false));
-  }
-
-  async #acquire(): Promise<Database> {
-    for (let round = 0;; round++) {
-      if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
-      if (!this.#initialized) await this.#ensureInit();
-      while (this.#switching) await this.#switching.catch(() => {});
-      const db = this.#active;
-      // An active database whose health check failed serves only inside a maintenance window
-      // (or while no other is usable: then the failover below reports it).
-      if (db !== undefined && this.#serves(db) && db.detector.acquire()) return db;
-      if (round > this.#dbs.length) throw this.#unavailable();
-      const reason = db !== undefined && !this.#serves(db) ? "HEALTH_CHECK" : "CIRCUIT_BREAKER";
-      if (!(await this.#failover(db, reason))) throw this.#unavailable();
-    }
-  }
-
-  #serves(db: Database): boolean {
-    return db.health !== "unhealthy" || this.#planned(db);
-  }
-
-  /** Whether a failed health check of `db` is attributed to planned maintenance. */
-  #planned(db: Database): boolean {
-    return db.failedInMaintenance || db.inMaintenance();
-  }
-
-  #unavailable(): ConnectionError {
-    const now = this.#o.clock.now();
-    const max = this.#o.maxNumFailoverAttempts;
-    if (now - this.#lastAttemptAt >= this.#o.delayInBetweenFailoverAttempts) {
-      this.#attempts++;
-      this.#lastAttemptAt = now;
-    }
-    const state = this.#dbs.map((d) =>
-      `"${d.name}" ${d.health}${d.circuit === "closed" ? "" : `, circuit ${d.circuit}`}`
-    ).join("; ");
-    if (this.#attempts > max) {
-      return new PermanentlyUnavailableError(
-        `Cannot send the command: no healthy database after ${max} failover attempts (${state})`,
-      );
-    }
-    return new TemporarilyUnavailableError(
-      `Cannot send the command: no healthy database, failover attempt ${this.#attempts} of ${max} (${state})`,
-    );
-  }
-
-  async #record(db: Database, e: unknown): Promise<void> {
-    const outcome = db.detector.record(e);
-    if (outcome === "tripped") {
-      this.#logger.warn(
-        `multi-db: the circuit of "${db.name}" opened: ${(e as Error)?.message ?? String(e)}`,
-      );
-      if (db === this.#active) await this.#failover(db, "CIRCUIT_BREAKER").catch(() => false);
-    }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const entry = {
-        timer: this.#o.clock.setTimer(() => {
-          this.#sleeps.delete(entry);
-          resolve();
-        }, ms),
-        reject,
-      };
-      this.#sleeps.add(entry);
-    });
-  }
-
-  // ---- manual control ----
-
-  /** A database by name, or by endpoint (`host:port`) when it has another name. */
-  #find(name: string): Database {
-    const db = this.#dbs.find((d) => d.name === name) ??
-      this.#dbs.find((d) => {
-        const e = d.config.endpoint;
-        return e !== undefined && nodeKey(e) === nodeKey(name);
-      });
-    if (db === undefined) {
-      throw new TypeError(
-        `Cannot find the database "${name}": no database has that name or endpoint`,
-      );
-    }
-    return db;
+    return this.#core.databases();
   }
 
   /**
@@ -671,17 +206,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @param name The database's name, or its endpoint (`host:port`).
    * @returns Resolves once it is active (its subscriptions re-made).
    */
-  async setActiveDatabase(name: string): Promise<void> {
-    if (this.#closed) throw new ClosedError("Cannot switch: the client is closed");
-    const db = this.#find(name);
-    await this.#ensureInit();
-    while (this.#switching) await this.#switching.catch(() => {});
-    if (db.health === "unhealthy") {
-      throw new RedisError(
-        `Cannot switch to "${name}": it is unhealthy (${db.healthError ?? "health check failed"})`,
-      );
-    }
-    await this.#switchTo(db, "FORCED", false);
+  setActiveDatabase(name: string): Promise<void> {
+    return this.#core.setActiveDatabase(name);
   }
 
   /**
@@ -692,19 +218,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @param durationMs How long the others are held, in ms.
    * @returns Resolves once it is active.
    */
-  async forceActiveDatabase(name: string, durationMs: number): Promise<void> {
-    if (typeof durationMs !== "number" || !Number.isFinite(durationMs) || durationMs <= 0) {
-      throw new RangeError(
-        `Cannot force "${name}" for ${String(durationMs)} ms: expected a duration above 0`,
-      );
-    }
-    if (this.#closed) throw new ClosedError("Cannot switch: the client is closed");
-    const db = this.#find(name);
-    await this.#ensureInit();
-    while (this.#switching) await this.#switching.catch(() => {});
-    await this.#switchTo(db, "FORCED", false);
-    const now = this.#o.clock.now();
-    for (const d of this.#dbs) if (d !== db) d.hold(durationMs, now);
+  forceActiveDatabase(name: string, durationMs: number): Promise<void> {
+    return this.#core.forceActiveDatabase(name, durationMs);
   }
 
   /**
@@ -715,16 +230,7 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @throws {TypeError} A duplicate name or endpoint, or bad options.
    */
   addDatabase(config: DatabaseConfig): string {
-    if (this.#closed) throw new ClosedError("Cannot add the database: the client is closed");
-    const r = resolveDatabaseConfig(config, this.#o);
-    this.#checkUnique(r.name, r.clientOptions, [r]);
-    const db = this.#newDatabase(r);
-    this.#dbs.push(db);
-    if (this.#initialized) {
-      const m = this.#monitor(db);
-      m.checkNow().finally(() => m.start(this.#interval(db)));
-    }
-    return db.name;
+    return this.#core.addDatabase(config);
   }
 
   /**
@@ -734,23 +240,8 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @param name The database's name.
    * @returns Resolves when its client is closed.
    */
-  async removeDatabase(name: string): Promise<void> {
-    const db = this.#find(name);
-    if (this.#dbs.length === 1) {
-      throw new TypeError(`Cannot remove the database "${name}": it is the only one`);
-    }
-    while (this.#switching) await this.#switching.catch(() => {});
-    if (db === this.#active) {
-      const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()), db.name) ??
-        this.#candidates(this.#o.clock.now()).filter((c) => c.db !== db)
-          .sort((a, b) => b.weight - a.weight)[0];
-      await this.#switchTo(target!.db, "FORCED", false);
-    }
-    const i = this.#dbs.indexOf(db);
-    if (i !== -1) this.#dbs.splice(i, 1);
-    this.#monitors.get(db)?.stop();
-    this.#monitors.delete(db);
-    await db.close();
+  removeDatabase(name: string): Promise<void> {
+    return this.#core.removeDatabase(name);
   }
 
   /**
@@ -760,308 +251,6 @@ export class MultiDbClient extends RedisCommands<string> implements AsyncDisposa
    * @param weight The new weight, a finite number above 0.
    */
   setWeight(name: string, weight: number): void {
-    const db = this.#find(name);
-    db.weight = checkWeight(name, weight);
+    this.#core.setWeight(name, weight);
   }
-
-  // ---- commands ----
-
-  /** @internal Runs one command (the typed methods call this). */
-  _run(
-    args: RedisArgument[],
-    transform: Transform | undefined,
-    flags: number,
-    blockMs?: number,
-  ): Promise<unknown> {
-    return this.#executor.run((db) => db.client._run(args, transform, flags, blockMs));
-  }
-
-  /**
-   * Sends any command to the active database and returns its raw reply.
-   *
-   * @param args The command and its arguments.
-   * @param options Binary replies, blocking, timeout.
-   * @returns The raw reply.
-   */
-  sendCommand(args: RedisArgument[], options?: SendCommandOptions): Promise<RespValue> {
-    return this.#executor.run((db) => db.client.sendCommand(args, options));
-  }
-
-  /**
-   * A view whose commands reply bulk strings as `Uint8Array`.
-   *
-   * @returns The binary view.
-   */
-  binary(): RedisCommands<Uint8Array> {
-    return this.#binary ??= new BinaryView(this);
-  }
-
-  /**
-   * Starts a pipeline, run on the active database by `exec()`.
-   *
-   * @returns A new pipeline.
-   */
-  pipeline(): MultiDbPipeline {
-    return new MultiDbPipeline((q) => this.#runPipeline(q));
-  }
-
-  #runPipeline(q: QueuedCommand[]): Promise<unknown[]> {
-    if (q.length === 0) return Promise.resolve([]);
-    return this.#executor.run(async (db) => {
-      const client = db.client;
-      const settled = await Promise.allSettled(
-        q.map((c) => client._run(c.args, c.transform, c.flags | FLAG_ERRORS_AS_VALUES, c.blockMs)),
-      );
-      const results = settled.map((s) => s.status === "fulfilled" ? s.value : s.reason);
-      // Nothing of it was written: the whole pipeline may run again (here or elsewhere).
-      if (results.every((r) => r instanceof Error && wasNotWritten(r))) throw results[0];
-      for (const r of results) {
-        if (r instanceof Error && db.detector.breaker.countsAsFailure(r)) await this.#record(db, r);
-      }
-      return results;
-    });
-  }
-
-  /**
-   * Starts a transaction, run on the active database by `exec()`.
-   *
-   * @returns A new transaction.
-   */
-  multi(): MultiDbTransaction {
-    return new MultiDbTransaction((q) =>
-      this.#executor.run((db) => {
-        const tx = db.client.multi();
-        for (const c of q) tx._run(c.args, c.transform, c.flags, c.blockMs);
-        return tx.exec();
-      })
-    );
-  }
-
-  /**
-   * Starts a `WATCH` session on the active database. The session stays on that database: a
-   * failover ends it with an error, as losing its connection does.
-   *
-   * @param keys The keys to watch.
-   * @returns The session.
-   */
-  watch(...keys: RedisArgument[]): Promise<WatchSession> {
-    if (keys.length === 0) return Promise.reject(new TypeError("Cannot watch: no key given"));
-    return this.#executor.run((db) => db.client.watch(...keys));
-  }
-
-  async #subscribe(
-    kind: SubscriptionKind,
-    names: string | string[],
-    listener: PubSubListener | undefined,
-  ): Promise<MultiDbSubscription> {
-    const list = typeof names === "string" ? [names] : Array.isArray(names) ? [...names] : [];
-    if (list.length === 0) throw new TypeError("Cannot subscribe: no channel given");
-    for (const n of list) {
-      if (typeof n !== "string" || n.length === 0) {
-        throw new TypeError("Cannot subscribe: channel names must be non-empty strings");
-      }
-    }
-    if (this.#closed) throw new ClosedError("Cannot subscribe: the client is closed");
-    const sub = new MultiDbSubscription(kind, list, listener, (s) => this.#subs.delete(s));
-    this.#subs.add(sub);
-    try {
-      await this.#executor.run((db) => sub._attach(db.name, db.client));
-    } catch (e) {
-      this.#subs.delete(sub);
-      sub._end();
-      throw e;
-    }
-    return sub;
-  }
-
-  /**
-   * Subscribes to channels on the active database; the subscription follows failovers.
-   *
-   * @param channels One channel or several.
-   * @param listener Called per message; without it, iterate the subscription.
-   * @returns The subscription, once the database confirmed it.
-   */
-  subscribe(channels: string | string[], listener?: PubSubListener): Promise<MultiDbSubscription> {
-    return this.#subscribe("channel", channels, listener);
-  }
-
-  /**
-   * Subscribes to glob-style patterns; the subscription follows failovers.
-   *
-   * @param patterns One pattern or several.
-   * @param listener Called per message with the matching pattern.
-   * @returns The subscription.
-   */
-  psubscribe(patterns: string | string[], listener?: PubSubListener): Promise<MultiDbSubscription> {
-    return this.#subscribe("pattern", patterns, listener);
-  }
-
-  /**
-   * Subscribes to shard channels; the subscription follows failovers.
-   *
-   * @param channels One shard channel or several.
-   * @param listener Called per message.
-   * @returns The subscription.
-   */
-  ssubscribe(channels: string | string[], listener?: PubSubListener): Promise<MultiDbSubscription> {
-    return this.#subscribe("shard", channels, listener);
-  }
-
-  /**
-   * Iterates over every key of the active database (SCAN).
-   *
-   * @param options Pattern, count hint, type.
-   * @returns An async iterator of key names.
-   */
-  scan(options: MultiDbScanOptions = {}): AsyncIterableIterator<string> {
-    return walk((cursor) => this.scanPage(cursor, options));
-  }
-
-  /**
-   * Iterates over the fields of a hash (HSCAN).
-   *
-   * @param key The hash.
-   * @param options Pattern, count hint.
-   * @returns An async iterator of `[field, value]`.
-   */
-  hscan(
-    key: RedisArgument,
-    options: MultiDbScanOptions = {},
-  ): AsyncIterableIterator<[string, string]> {
-    return walk((cursor) => this.hscanPage(key, cursor, options));
-  }
-
-  /**
-   * Iterates over the members of a set (SSCAN).
-   *
-   * @param key The set.
-   * @param options Pattern, count hint.
-   * @returns An async iterator of members.
-   */
-  sscan(key: RedisArgument, options: MultiDbScanOptions = {}): AsyncIterableIterator<string> {
-    return walk((cursor) => this.sscanPage(key, cursor, options));
-  }
-
-  /**
-   * Iterates over the members of a sorted set with their scores (ZSCAN).
-   *
-   * @param key The sorted set.
-   * @param options Pattern, count hint.
-   * @returns An async iterator of `{ member, score }`.
-   */
-  zscan(key: RedisArgument, options: MultiDbScanOptions = {}): AsyncIterableIterator<ScoredMember> {
-    return walk((cursor) => this.zscanPage(key, cursor, options));
-  }
-
-  // ---- close, events ----
-
-  /**
-   * Closes the client: health checks and timers stop, subscriptions end, every database's
-   * client closes (written commands complete first).
-   *
-   * @returns Resolves when every socket and timer is released.
-   */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#o.clock.clearTimer(this.#failbackTimer);
-    this.#failbackTimer = undefined;
-    for (const m of this.#monitors.values()) m.stop();
-    for (const d of this.#dbs) {
-      (d.config.healthCheck?.strategy as { close?: () => void } | undefined)?.close?.();
-    }
-    for (const s of this.#sleeps) {
-      this.#o.clock.clearTimer(s.timer);
-      s.reject(new ClosedError("Cannot retry the command: the client is closed"));
-    }
-    this.#sleeps.clear();
-    for (const s of this.#subs) s._end();
-    this.#subs.clear();
-    await Promise.all([...this.#dbs.map((d) => d.close()), ...this.#closing]);
-    this.#emit("close", undefined);
-  }
-
-  /** Closes the client: `await using client = new MultiDbClient(...)`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  /**
-   * Adds an event listener (see {@linkcode MultiDbClientEventMap}); the event's `detail` is
-   * typed by its name.
-   *
-   * @param type The event name.
-   * @param listener The listener.
-   * @param options Standard listener options.
-   *
-   * @example
-   * ```ts ignore
-   * client.addEventListener("switch", (e) => console.log(e.detail.to, e.detail.reason));
-   * ```
-   */
-  addEventListener<K extends keyof MultiDbClientEventMap>(
-    type: K,
-    listener: MultiDbEventListener<MultiDbClientEventMap[K]> | null,
-    options?: boolean | AddEventListenerOptions,
-  ): void {
-    this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
-  }
-
-  /**
-   * Removes an event listener.
-   *
-   * @param type The event name.
-   * @param listener The listener.
-   * @param options Standard listener options.
-   */
-  removeEventListener<K extends keyof MultiDbClientEventMap>(
-    type: K,
-    listener: MultiDbEventListener<MultiDbClientEventMap[K]> | null,
-    options?: boolean | EventListenerOptions,
-  ): void {
-    this.#events.removeEventListener(
-      type,
-      listener as EventListenerOrEventListenerObject,
-      options,
-    );
-  }
-
-  /**
-   * Dispatches an event to the client's listeners.
-   *
-   * @param event The event.
-   * @returns `false` if a listener cancelled it.
-   */
-  dispatchEvent(event: Event): boolean {
-    return this.#events.dispatchEvent(event);
-  }
-}
-
-/** Whether the periodic check of `db` is skipped: it is active, checked only when idle, busy. */
-function skipIdleCheck(
-  db: Database,
-  active: Database | undefined,
-  interval: number,
-  checkActive: "always" | "idle" | undefined,
-): boolean {
-  return db === active && checkActive === "idle" &&
-    db.clock.now() - db.lastSuccessAt < interval;
-}
-
-/** What makes two databases the same: their endpoint (or cluster seed list). */
-function endpointKey(o: DatabaseConfig): string {
-  if (o.nodes !== undefined) return `cluster(${[...o.nodes].map(nodeKey).sort().join(",")})`;
-  let host = o.host;
-  let port = o.port;
-  if (o.url !== undefined) {
-    try {
-      const u = new URL(o.url);
-      host ??= u.hostname.replace(/^\[|\]$/g, "") || undefined;
-      port ??= u.port ? Number(u.port) : undefined;
-    } catch {
-      // resolveDatabaseConfig reports a bad URL.
-    }
-  }
-  const h = (host ?? "127.0.0.1").toLowerCase();
-  return `"${h.includes(":") ? `[${h}]` : h}:${port ?? 6379}"`;
 }

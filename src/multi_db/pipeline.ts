@@ -1,21 +1,12 @@
 /**
- * Pipelines and transactions of the multi-database client: recorded here, run on the active
+ * Pipelines and transactions of the multi-database client: recorded, then run on the active
  * database when `exec()` is called, and re-run whole on the database failed over to only when
  * none of their commands was written.
  *
  * @module
  */
 
-import { Pipeline, type QueuedCommand, Transaction } from "../client/pipeline.ts";
-
-/** @internal Runs a recorded pipeline. */
-export type PipelineRunner = (commands: QueuedCommand[]) => Promise<unknown[]>;
-/** @internal Runs a recorded transaction. */
-export type TransactionRunner = (commands: QueuedCommand[]) => Promise<unknown[] | null>;
-
-const unused = (): never => {
-  throw new TypeError("Cannot send: a multi-database batch runs only on exec()");
-};
+import type { Pipeline, Transaction } from "../client/pipeline.ts";
 
 /**
  * A pipeline of a {@linkcode MultiDbClient}: the same typed methods as a `Pipeline`, sent
@@ -29,51 +20,16 @@ const unused = (): never => {
  * const [ok, value] = await client.pipeline().set("x", "1").get("x").exec();
  * ```
  */
-export class MultiDbPipeline extends Pipeline {
-  readonly #runner: PipelineRunner;
-
-  /** @internal */
-  constructor(runner: PipelineRunner) {
-    super(unused);
-    this.#runner = runner;
-  }
-
-  /**
-   * Sends every recorded command to the active database.
-   *
-   * @returns One result per command, in order: the transformed reply or an error value.
-   */
-  override exec(): Promise<unknown[]> {
-    return this.#runner(this._queue.splice(0));
-  }
-}
+export type MultiDbPipeline = Pipeline;
 
 /**
- * A transaction of a {@linkcode MultiDbClient}: `MULTI`, the commands, `EXEC`, on the active
- * database. When nothing of it was written it runs whole on the database failed over to; when
- * it may have been written and its outcome is unknown it fails with the connection error and
- * is never run twice.
+ * A transaction of a {@linkcode MultiDbClient}: `MULTI` ... `EXEC` on the active database's
+ * client at `exec()`; run again whole on the database failed over to only when nothing of it
+ * was written.
  *
  * @example
  * ```ts ignore
- * const [a, b] = await client.multi().incr("a").incr("a").exec() ?? [];
+ * const results = await client.multi().incr("a").incr("b").exec();
  * ```
  */
-export class MultiDbTransaction extends Transaction {
-  readonly #runner: TransactionRunner;
-
-  /** @internal */
-  constructor(runner: TransactionRunner) {
-    super(unused);
-    this.#runner = runner;
-  }
-
-  /**
-   * Runs the transaction on the active database.
-   *
-   * @returns The results, or `null` when aborted.
-   */
-  override exec(): Promise<unknown[] | null> {
-    return this.#runner(this._queue.splice(0));
-  }
-}
+export type MultiDbTransaction = Transaction;

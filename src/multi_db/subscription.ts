@@ -8,22 +8,35 @@
 import type { PubSubListener, PubSubMessage, SubscriptionKind } from "../client/subscription.ts";
 import type { DatabaseClient, DatabaseSubscription } from "./database_client.ts";
 
-/** @internal Subscribes on one database's client. */
-function subscribeOn(
+/** @internal Subscribes on one database's client (its binary view for byte messages). */
+function subscribeOn<S extends string | Uint8Array>(
   client: DatabaseClient,
   kind: SubscriptionKind,
   names: readonly string[],
-  listener: PubSubListener,
+  listener: PubSubListener<S>,
+  binary: boolean,
 ): Promise<DatabaseSubscription> {
   const list = [...names];
-  switch (kind) {
-    case "channel":
-      return client.subscribe(list, listener);
-    case "pattern":
-      return client.psubscribe(list, listener);
-    case "shard":
-      return client.ssubscribe(list, listener);
+  if (binary) {
+    const b = client.binary?.();
+    if (b === undefined) {
+      return Promise.reject(
+        new TypeError("Cannot subscribe with binary messages: the database client has no binary()"),
+      );
+    }
+    const l = listener as PubSubListener<Uint8Array>;
+    return kind === "channel"
+      ? b.subscribe(list, l)
+      : kind === "pattern"
+      ? b.psubscribe(list, l)
+      : b.ssubscribe(list, l);
   }
+  const l = listener as PubSubListener;
+  return kind === "channel"
+    ? client.subscribe(list, l)
+    : kind === "pattern"
+    ? client.psubscribe(list, l)
+    : client.ssubscribe(list, l);
 }
 
 /**
@@ -43,15 +56,17 @@ function subscribeOn(
  * }
  * ```
  */
-export class MultiDbSubscription implements AsyncIterable<PubSubMessage>, AsyncDisposable {
+export class MultiDbSubscription<S extends string | Uint8Array = string>
+  implements AsyncIterable<PubSubMessage<S>>, AsyncDisposable {
   /** The kind: plain channels, patterns or shard channels. */
   readonly kind: SubscriptionKind;
   /** The channels or patterns. */
   readonly names: readonly string[];
-  readonly #listener: PubSubListener | undefined;
-  readonly #onRemove: (s: MultiDbSubscription) => void;
-  readonly #buffer: PubSubMessage[] = [];
-  readonly #readers: ((r: IteratorResult<PubSubMessage>) => void)[] = [];
+  readonly #listener: PubSubListener<S> | undefined;
+  readonly #onRemove: (s: MultiDbSubscription<S>) => void;
+  readonly #binary: boolean;
+  readonly #buffer: PubSubMessage<S>[] = [];
+  readonly #readers: ((r: IteratorResult<PubSubMessage<S>>) => void)[] = [];
   #active = true;
   #current: { database: string; client: DatabaseClient; inner: DatabaseSubscription } | undefined;
   #pending: DatabaseClient | undefined;
@@ -61,9 +76,11 @@ export class MultiDbSubscription implements AsyncIterable<PubSubMessage>, AsyncD
   constructor(
     kind: SubscriptionKind,
     names: readonly string[],
-    listener: PubSubListener | undefined,
-    onRemove: (s: MultiDbSubscription) => void,
+    listener: PubSubListener<S> | undefined,
+    onRemove: (s: MultiDbSubscription<S>) => void,
+    binary = false,
   ) {
+    this.#binary = binary;
     this.kind = kind;
     this.names = names;
     this.#listener = listener;
@@ -88,14 +105,14 @@ export class MultiDbSubscription implements AsyncIterable<PubSubMessage>, AsyncD
     if (!this.#active || this.#current?.client === client) return;
     const generation = ++this.#generation;
     this.#pending = client;
-    const deliver: PubSubListener = (message, channel, pattern) => {
+    const deliver: PubSubListener<S> = (message, channel, pattern) => {
       if (client === this.#current?.client || client === this.#pending) {
         this.#deliver(channel, message, pattern);
       }
     };
     let inner: DatabaseSubscription;
     try {
-      inner = await subscribeOn(client, this.kind, this.names, deliver);
+      inner = await subscribeOn(client, this.kind, this.names, deliver, this.#binary);
     } finally {
       if (this.#pending === client) this.#pending = undefined;
     }
@@ -114,13 +131,13 @@ export class MultiDbSubscription implements AsyncIterable<PubSubMessage>, AsyncD
     prev?.inner.unsubscribe().catch(() => {});
   }
 
-  #deliver(channel: string, message: string, pattern: string | undefined): void {
+  #deliver(channel: string, message: S, pattern: string | undefined): void {
     if (!this.#active) return;
     if (this.#listener) {
       this.#listener(message, channel, pattern);
       return;
     }
-    const m: PubSubMessage = pattern === undefined
+    const m: PubSubMessage<S> = pattern === undefined
       ? { channel, message }
       : { channel, message, pattern };
     const r = this.#readers.shift();
@@ -153,15 +170,15 @@ export class MultiDbSubscription implements AsyncIterable<PubSubMessage>, AsyncD
    *
    * @returns An async iterator of messages.
    */
-  [Symbol.asyncIterator](): AsyncIterator<PubSubMessage> {
+  [Symbol.asyncIterator](): AsyncIterator<PubSubMessage<S>> {
     return {
-      next: (): Promise<IteratorResult<PubSubMessage>> => {
+      next: (): Promise<IteratorResult<PubSubMessage<S>>> => {
         const m = this.#buffer.shift();
         if (m) return Promise.resolve({ value: m, done: false });
         if (!this.#active) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => this.#readers.push(resolve));
       },
-      return: async (): Promise<IteratorResult<PubSubMessage>> => {
+      return: async (): Promise<IteratorResult<PubSubMessage<S>>> => {
         await this.unsubscribe();
         return { value: undefined, done: true };
       },

@@ -1,7 +1,9 @@
 // Concurrent workers issuing mixed commands back to back, for the maintenance scenarios.
 // Every worker owns its keys, so the server-side counter must equal the INCRs acknowledged.
 import assert from "node:assert/strict";
-import type { RedisClient } from "../../mod.ts";
+import type { ClientShell } from "../../mod.ts";
+
+type RedisClient = ClientShell<object>;
 
 export interface LoadStats {
   ok: number;

@@ -4,7 +4,7 @@
 // stale-read count under concurrent readers and writers.
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { RedisClient } from "../../mod.ts";
+import { type ClientShell, RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
@@ -20,7 +20,7 @@ async function until(pred: () => boolean, what: string, ms = 3000): Promise<void
 }
 
 /** Waits until the client answers from memory (RESP2: once its redirect is set up). */
-async function cachingOn(c: RedisClient): Promise<void> {
+async function cachingOn(c: ClientShell<object>): Promise<void> {
   const end = Date.now() + 3000;
   const before = stats(c).hits;
   while (stats(c).hits === before) {
@@ -30,7 +30,7 @@ async function cachingOn(c: RedisClient): Promise<void> {
   }
 }
 
-function stats(c: RedisClient) {
+function stats(c: ClientShell<object>) {
   const s = c.cacheStats();
   assert.ok(s, "the cache is on");
   return s;

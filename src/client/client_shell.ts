@@ -1,0 +1,689 @@
+/**
+ * The public face every client kind shares: the typed commands, `sendCommand`, `binary()`,
+ * pipelines and transactions, `watch()`, the subscribe and scan families, the client-side
+ * cache's calls, events, and close with refusal after close. A client kind supplies only a
+ * {@linkcode ClientCore}: how a command reaches a node (one executor, one whose target the
+ * sentinels choose, a router over a cluster's nodes, the active database).
+ *
+ * @module
+ */
+
+import { RedisCommands } from "../commands/commands.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, FLAG_RAW, type Transform } from "../commands/_command.ts";
+import type { ScoredMember } from "../commands/types.ts";
+import { ClosedError } from "../errors.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { ClientSideCache } from "../cache/client_side_cache.ts";
+import type { CacheStats } from "../cache/cache_store.ts";
+import { BinaryView } from "./_binary_view.ts";
+import { cursorIterator } from "./_cursor.ts";
+import type { GroupCommand } from "./_node.ts";
+import { Pipeline, type QueuedCommand, Transaction } from "./pipeline.ts";
+import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
+import type { TypedEventListener } from "./events.ts";
+import type { WatchSession } from "./watch_session.ts";
+
+/** Options of `sendCommand`. */
+export interface SendCommandOptions {
+  /**
+   * Reply bulk strings as `Uint8Array`.
+   * @default {false}
+   */
+  binary?: boolean;
+  /**
+   * The command blocks (run it on an exclusive connection); the value is its block time in ms,
+   * 0 for forever.
+   */
+  blockMs?: number;
+  /** Send-to-reply timeout for this command, in ms; 0 = none. Defaults to `commandTimeout`. */
+  timeout?: number;
+  /**
+   * Gives up waiting: the command rejects with the signal's `reason`. A command not yet written
+   * is dropped (never sent); one already written keeps its place in the reply stream and its late
+   * reply is discarded; a blocking one's exclusive connection is closed.
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of the `scan` family of iterators. */
+export interface ScanIteratorOptions {
+  /** Only names matching this glob-style pattern. */
+  match?: string;
+  /** A hint of how many to fetch per round trip. */
+  count?: number;
+  /** Only keys of this type (`scan` only). */
+  type?: string;
+}
+
+/**
+ * What a client kind supplies to the shell: how commands, transactions, WATCH sessions and
+ * subscriptions reach a node, and how the kind connects and closes. The shell has already
+ * refused everything after close, validated the arguments and applied the client-side cache.
+ *
+ * @example
+ * ```ts ignore
+ * // A kind with one executor:
+ * const core: ClientCore = {
+ *   run: (args, transform, flags, blockMs) => node.run(args, transform, flags, blockMs),
+ *   send: (args, flags, o) => node.run(args, undefined, flags, undefined, o.timeout, o.signal),
+ *   sendAll: (commands) => node.sendAll(commands),
+ *   watch: (keys) => node.watch(keys),
+ *   subscribe: (kind, names, listener, binary) => node.subscribe(kind, names, listener, 0, binary),
+ *   connect: (o) => node.connect(o),
+ *   close: () => node.close(),
+ *   destroy: () => node.destroy(),
+ * };
+ * ```
+ */
+export interface ClientCore {
+  /** Runs one command (the typed methods, pipelines). */
+  run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown>;
+  /**
+   * Runs one raw command of `sendCommand`, with its timeout and signal; `flags` carries
+   * `FLAG_RAW`, `FLAG_BINARY` and, with `blockMs`, `FLAG_BLOCKING`.
+   */
+  send(args: RedisArgument[], flags: number, options: SendCommandOptions): Promise<unknown>;
+  /**
+   * Queues a transaction's commands (`MULTI` ... `EXEC`) together, all or none: one promise per
+   * command. Kinds without it give `runTransaction`.
+   */
+  sendAll?(commands: GroupCommand[]): Promise<unknown>[];
+  /** Runs a whole pipeline at `exec()` (a kind that replays batches elsewhere). */
+  runPipeline?(commands: QueuedCommand[]): Promise<unknown[]>;
+  /**
+   * Runs a whole transaction at `exec()` (a kind that replays batches elsewhere); `flags` are
+   * the transaction's own (`FLAG_BINARY` for a binary view's).
+   */
+  runTransaction?(commands: QueuedCommand[], flags: number): Promise<unknown[] | null>;
+  /** Borrows a connection for `keys` and `WATCH`es them. */
+  watch(keys: RedisArgument[]): Promise<WatchSession>;
+  /** Subscribes (names already validated); resolves once confirmed. */
+  subscribe(
+    kind: SubscriptionKind,
+    names: string[],
+    listener: PubSubListener<string> | PubSubListener<Uint8Array> | undefined,
+    binary: boolean,
+  ): Promise<unknown>;
+  /**
+   * Iterates the whole key space (a cluster walks every primary). Without it, the shell walks
+   * `SCAN` through `run`.
+   */
+  scanKeys?(options: ScanIteratorOptions, flags: number): AsyncIterableIterator<unknown>;
+  /**
+   * Pins a cursor walk (SCAN, HSCAN, ...) to where it started: the returned check throws when
+   * a later page would be served elsewhere (the multi-database client after a switch).
+   */
+  cursorGuard?(): () => void;
+  /** The client-side cache's counters, for a kind whose cache is not the shell's. */
+  cacheStats?(): CacheStats | undefined;
+  /** Drops the client-side cache, for a kind whose cache is not the shell's. */
+  invalidateCache?(): void;
+  /** Connects now. */
+  connect(options?: { signal?: AbortSignal }): Promise<void>;
+  /** Closes gracefully (queued and in-flight work completes). */
+  close(): Promise<void>;
+  /** Closes at once (queued and in-flight work rejects); `close()` follows. */
+  destroy(): void | Promise<void>;
+}
+
+/**
+ * Where a client kind's parts dispatch the client's events; made before the core, given to the
+ * shell, which exposes it as the client's `EventTarget`.
+ *
+ * @example
+ * ```ts ignore
+ * const events = new ClientEvents();
+ * events.emit("ready", { host: "127.0.0.1", port: 6379 });
+ * ```
+ */
+export class ClientEvents extends EventTarget {
+  /**
+   * Dispatches a `CustomEvent` named `name` with `detail`.
+   *
+   * @param name The event name.
+   * @param detail The event's detail.
+   */
+  emit(name: string, detail: unknown): void {
+    this.dispatchEvent(new CustomEvent(name, { detail }));
+  }
+}
+
+/** The closed error of an entry point: "Cannot <what>: the client is closed". */
+function closedError(what: string): ClosedError {
+  return new ClosedError(`Cannot ${what}: the client is closed`, { written: false });
+}
+
+function validNames(names: unknown): string[] | TypeError {
+  const list = typeof names === "string" ? [names] : Array.isArray(names) ? [...names] : [];
+  if (list.length === 0) return new TypeError("Cannot subscribe: no channel given");
+  for (const n of list) {
+    if (typeof n !== "string" || n.length === 0) {
+      return new TypeError("Cannot subscribe: channel names must be non-empty strings");
+    }
+  }
+  return list as string[];
+}
+
+/** A cursor walk that stops with the guard's error once the walk would continue elsewhere. */
+async function* guarded<T>(
+  page: (cursor: string) => Promise<[string, T[]]>,
+  check: () => void,
+): AsyncIterableIterator<T> {
+  let cursor = "0";
+  do {
+    const [next, items] = await page(cursor);
+    check();
+    cursor = next;
+    yield* items;
+  } while (cursor !== "0");
+}
+
+/**
+ * The face every client kind shares (see the module doc). `S` is not a parameter: the shell
+ * replies text; `binary()` is its byte view.
+ *
+ * @typeParam Events The kind's event map (event name -> `CustomEvent`).
+ * @typeParam Sub The kind's subscription type.
+ *
+ * @example
+ * ```ts ignore
+ * class MyClient extends ClientShell<RedisClientEventMap> {
+ *   constructor() {
+ *     const events = new ClientEvents();
+ *     super(makeCore(events), events);
+ *   }
+ * }
+ * ```
+ */
+export abstract class ClientShell<
+  Events extends object,
+  Sub extends AsyncIterable<unknown> = Subscription,
+> extends RedisCommands<string> implements AsyncDisposable, EventTarget {
+  readonly #core: ClientCore;
+  readonly #events: ClientEvents;
+  readonly #cache: ClientSideCache | undefined;
+  readonly #exec: ClientCore["run"];
+  readonly #sendAll: ((commands: GroupCommand[]) => Promise<unknown>[]) | undefined;
+  #binary: BinaryView | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  /**
+   * Wires the face to a kind's core.
+   *
+   * @param core How commands reach a node.
+   * @param events Where the kind's parts dispatch events.
+   * @param cache The client-side cache in front of `core.run`, if the kind keeps one.
+   */
+  protected constructor(core: ClientCore, events: ClientEvents, cache?: ClientSideCache) {
+    super();
+    this.#core = core;
+    this.#events = events;
+    this.#cache = cache;
+    this.#exec = (args, transform, flags, blockMs) => core.run(args, transform, flags, blockMs);
+    const sendAll = core.sendAll;
+    if (sendAll !== undefined) {
+      const send = (commands: GroupCommand[]) => sendAll.call(core, commands);
+      this.#sendAll = cache === undefined
+        ? send
+        : (commands) => cache.sendAll(commands, send);
+    }
+  }
+
+  /** Whether `close()` or `destroy()` was called: every entry point then rejects. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** @internal Runs one command (the typed methods call this). */
+  _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    if (this.#closed) return Promise.reject(closedError("send the command"));
+    const cache = this.#cache;
+    if (cache === undefined) return this.#core.run(args, transform, flags, blockMs);
+    return cache.run(args, transform, flags, blockMs, this.#exec);
+  }
+
+  /**
+   * Sends any command and returns its raw reply (see `RespValue`).
+   *
+   * Commands that would change the shared connection for every caller (`SUBSCRIBE`, `MULTI`,
+   * `WATCH`, `SELECT`, `HELLO`, `AUTH`, `CLIENT REPLY`, ...) are refused with a `TypeError`
+   * naming the API to use instead, here as in pipelines and transactions.
+   *
+   * @param args The command and its arguments, e.g. `["INFO", "server"]`.
+   * @param options Binary replies, blocking, timeout, signal.
+   * @returns The raw reply.
+   *
+   * @example
+   * ```ts ignore
+   * const info = await client.sendCommand(["INFO", "server"]);
+   * ```
+   */
+  sendCommand(args: RedisArgument[], options: SendCommandOptions = {}): Promise<RespValue> {
+    if (!Array.isArray(args) || args.length === 0) {
+      return Promise.reject(new TypeError("Cannot send an empty command"));
+    }
+    if (this.#closed) return Promise.reject(closedError("send the command"));
+    // FLAG_RAW: the connection refuses commands that would change its state for every caller.
+    const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
+      (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
+    const core = this.#core;
+    const cache = this.#cache;
+    if (cache === undefined) return core.send(args, flags, options) as Promise<RespValue>;
+    return cache.run(
+      args,
+      undefined,
+      flags,
+      options.blockMs,
+      (a, _t, f) => core.send(a, f, options),
+    ) as Promise<RespValue>;
+  }
+
+  /**
+   * Connects now instead of on the first command.
+   *
+   * @param options `signal` gives up the attempt: `connect()` then rejects with a
+   *   `ConnectionError` whose `cause` is the signal's reason; the client stays usable.
+   * @returns Resolves when the client is ready; rejects with a `ConnectionError` or
+   *   `TimeoutError`, or `ClosedError` after `close()`.
+   *
+   * @example
+   * ```ts ignore
+   * await client.connect({ signal: AbortSignal.timeout(1_000) });
+   * ```
+   */
+  connect(options?: { signal?: AbortSignal }): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError("connect"));
+    return this.#core.connect(options);
+  }
+
+  /**
+   * A view of this client whose commands reply bulk strings as `Uint8Array`: the typed
+   * commands, `pipeline()`, `multi()`, the scan iterators and the subscribe family (messages as
+   * `Uint8Array`), all on the same connections.
+   *
+   * @returns The binary view.
+   *
+   * @example
+   * ```ts ignore
+   * const bytes: Uint8Array | null = await client.binary().get("image");
+   * ```
+   */
+  binary(): BinaryView {
+    return this.#binary ??= new BinaryView(this);
+  }
+
+  /**
+   * Starts a pipeline: commands sent together by `exec()`, results (errors included) as values.
+   *
+   * @returns A new pipeline.
+   *
+   * @example
+   * ```ts ignore
+   * const [n, v] = await client.pipeline().incr("n").get("k").exec();
+   * ```
+   */
+  pipeline(): Pipeline {
+    const runPipeline = this.#core.runPipeline;
+    const p = new Pipeline((args, transform, flags, blockMs) =>
+      this._run(args, transform, flags, blockMs)
+    );
+    if (runPipeline !== undefined) {
+      p._runner = (q) =>
+        this.#closed
+          ? Promise.reject(closedError("run the pipeline"))
+          : runPipeline.call(this.#core, q);
+    }
+    return p;
+  }
+
+  /**
+   * Starts a transaction (`MULTI` ... `EXEC`), queued together on one connection by `exec()`.
+   * With the client-side cache on, the keys it writes are dropped from the cache.
+   *
+   * @returns A new transaction.
+   *
+   * @example
+   * ```ts ignore
+   * const [a, b] = (await client.multi().incr("a").incr("b").exec())!;
+   * ```
+   */
+  multi(): Transaction {
+    const sendAll = this.#sendAll;
+    const runTransaction = this.#core.runTransaction;
+    const t = new Transaction((commands) => {
+      if (this.#closed) {
+        const e = closedError("run the transaction");
+        return commands.map(() => Promise.reject(e));
+      }
+      if (sendAll === undefined) {
+        const e = new TypeError("Cannot run the transaction: this client has no transactions");
+        return commands.map(() => Promise.reject(e));
+      }
+      return sendAll(commands);
+    });
+    if (runTransaction !== undefined) {
+      t._runner = (q, flags) =>
+        this.#closed
+          ? Promise.reject(closedError("run the transaction"))
+          : runTransaction.call(this.#core, q, flags);
+    }
+    return t;
+  }
+
+  /**
+   * Borrows a connection and `WATCH`es keys on it. The session never reconnects: if its
+   * connection is lost, its commands and `exec()` reject with `ConnectionError`.
+   *
+   * @param keys The keys to watch.
+   * @returns A session for reads and the transaction.
+   *
+   * @example
+   * ```ts ignore
+   * const session = await client.watch("balance");
+   * const balance = Number(await session.get("balance"));
+   * const result = await session.multi().set("balance", String(balance - 10)).exec();
+   * if (result === null) console.log("changed meanwhile: try again");
+   * ```
+   */
+  watch(...keys: RedisArgument[]): Promise<WatchSession> {
+    if (keys.length === 0) return Promise.reject(new TypeError("Cannot watch: no key given"));
+    if (this.#closed) return Promise.reject(closedError("watch"));
+    return this.#core.watch(keys);
+  }
+
+  /** @internal Subscribes for the face and its binary view. */
+  _subscribe(
+    kind: SubscriptionKind,
+    names: string | string[],
+    listener: PubSubListener<string> | PubSubListener<Uint8Array> | undefined,
+    binary: boolean,
+  ): Promise<unknown> {
+    const list = validNames(names);
+    if (list instanceof TypeError) return Promise.reject(list);
+    if (this.#closed) return Promise.reject(closedError("subscribe"));
+    return this.#core.subscribe(kind, list, listener, binary);
+  }
+
+  /**
+   * Subscribes to channels. On RESP3 the shared connection keeps serving commands.
+   *
+   * @param channels One channel or several.
+   * @param listener Called per message; without it, iterate the subscription.
+   * @returns The subscription, once the server confirmed it.
+   *
+   * @example
+   * ```ts ignore
+   * const sub = await client.subscribe("news", (message, channel) => console.log(channel, message));
+   * await sub.unsubscribe();
+   * ```
+   */
+  subscribe(channels: string | string[], listener?: PubSubListener): Promise<Sub> {
+    return this._subscribe("channel", channels, listener, false) as Promise<Sub>;
+  }
+
+  /**
+   * Subscribes to glob-style patterns.
+   *
+   * @param patterns One pattern or several.
+   * @param listener Called per message with the matching pattern.
+   * @returns The subscription.
+   *
+   * @example
+   * ```ts ignore
+   * const sub = await client.psubscribe("news.*", (message, channel, pattern) => {});
+   * ```
+   */
+  psubscribe(patterns: string | string[], listener?: PubSubListener): Promise<Sub> {
+    return this._subscribe("pattern", patterns, listener, false) as Promise<Sub>;
+  }
+
+  /**
+   * Subscribes to shard channels (`SSUBSCRIBE`).
+   *
+   * @param channels One shard channel or several.
+   * @param listener Called per message.
+   * @returns The subscription.
+   *
+   * @example
+   * ```ts ignore
+   * const sub = await client.ssubscribe("orders:{eu}", (message) => console.log(message));
+   * ```
+   */
+  ssubscribe(channels: string | string[], listener?: PubSubListener): Promise<Sub> {
+    return this._subscribe("shard", channels, listener, false) as Promise<Sub>;
+  }
+
+  /** @internal A cursor walk for the face and its binary view, pinned by the kind's guard. */
+  _cursor<T>(page: (cursor: string) => Promise<[string, T[]]>): AsyncIterableIterator<T> {
+    const check = this.#core.cursorGuard?.();
+    return check === undefined ? cursorIterator(page) : guarded(page, check);
+  }
+
+  /** @internal The key-space walk for the face and its binary view. */
+  _scanKeys<T>(
+    options: ScanIteratorOptions,
+    flags: number,
+    page: (cursor: string) => Promise<[string, T[]]>,
+  ): AsyncIterableIterator<T> {
+    const scanKeys = this.#core.scanKeys;
+    if (scanKeys === undefined || this.#closed) return this._cursor(page);
+    return scanKeys.call(this.#core, options, flags) as AsyncIterableIterator<T>;
+  }
+
+  /**
+   * Iterates over every key (SCAN), page by page; on a cluster, over every primary.
+   *
+   * @param options Pattern, count hint, type.
+   * @returns An async iterator of key names.
+   *
+   * @example
+   * ```ts ignore
+   * for await (const key of client.scan({ match: "user:*", count: 500 })) console.log(key);
+   * ```
+   */
+  scan(options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+    return this._scanKeys(options, 0, (cursor) => this.scanPage(cursor, options));
+  }
+
+  /**
+   * Iterates over the fields of a hash (HSCAN).
+   *
+   * @param key The hash.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of `[field, value]`.
+   *
+   * @example
+   * ```ts ignore
+   * for await (const [field, value] of client.hscan("user:1")) console.log(field, value);
+   * ```
+   */
+  hscan(
+    key: RedisArgument,
+    options: ScanIteratorOptions = {},
+  ): AsyncIterableIterator<[string, string]> {
+    return this._cursor((cursor) => this.hscanPage(key, cursor, options));
+  }
+
+  /**
+   * Iterates over the members of a set (SSCAN).
+   *
+   * @param key The set.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of members.
+   *
+   * @example
+   * ```ts ignore
+   * for await (const member of client.sscan("tags")) console.log(member);
+   * ```
+   */
+  sscan(key: RedisArgument, options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
+    return this._cursor((cursor) => this.sscanPage(key, cursor, options));
+  }
+
+  /**
+   * Iterates over the members of a sorted set with their scores (ZSCAN).
+   *
+   * @param key The sorted set.
+   * @param options Pattern, count hint.
+   * @returns An async iterator of `{ member, score }`.
+   *
+   * @example
+   * ```ts ignore
+   * for await (const { member, score } of client.zscan("ranking")) console.log(member, score);
+   * ```
+   */
+  zscan(
+    key: RedisArgument,
+    options: ScanIteratorOptions = {},
+  ): AsyncIterableIterator<ScoredMember> {
+    return this._cursor((cursor) => this.zscanPage(key, cursor, options));
+  }
+
+  /**
+   * The counters of the client-side cache (`clientSideCache` option).
+   *
+   * @returns Hits, misses, entries, estimated bytes, evictions, invalidations and flushes, or
+   *   `undefined` when the cache is off.
+   *
+   * @example
+   * ```ts ignore
+   * console.log(client.cacheStats()); // { hits: 1, misses: 1, entries: 1, ... }
+   * ```
+   */
+  cacheStats(): CacheStats | undefined {
+    return this.#cache !== undefined ? this.#cache.stats() : this.#core.cacheStats?.();
+  }
+
+  /**
+   * Drops every reply of the client-side cache (nothing when the cache is off). The client
+   * does this by itself whenever a connection is lost or replaced.
+   *
+   * @example
+   * ```ts ignore
+   * client.invalidateCache();
+   * ```
+   */
+  invalidateCache(): void {
+    if (this.#cache !== undefined) this.#cache.invalidateAll();
+    else this.#core.invalidateCache?.();
+  }
+
+  /**
+   * Closes the client: new commands are refused with `ClosedError`, queued and in-flight ones
+   * complete (each connection within its close bound), then every connection closes and the
+   * `close` event fires. Subscriptions end. Concurrent calls return the same promise.
+   *
+   * @returns Resolves when every socket and timer is closed.
+   *
+   * @example
+   * ```ts ignore
+   * await client.close();
+   * ```
+   */
+  close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    this.#closed = true;
+    return this.#closing = this.#finish(this.#core.close());
+  }
+
+  /**
+   * Closes at once: every queued and in-flight command rejects with `ClosedError`, every
+   * socket is closed without waiting for replies.
+   *
+   * @returns Resolves when every socket and timer is closed.
+   *
+   * @example
+   * ```ts ignore
+   * client.destroy(); // e.g. in a signal handler
+   * ```
+   */
+  destroy(): Promise<void> {
+    this.#closed = true;
+    const destroyed = this.#core.destroy();
+    if (this.#closing !== undefined) return this.#closing;
+    return this.#closing = this.#finish(
+      Promise.resolve(destroyed).then(() => this.#core.close()),
+    );
+  }
+
+  async #finish(closed: Promise<void>): Promise<void> {
+    await closed;
+    this.#events.emit("close", undefined);
+  }
+
+  /** Closes the client: `await using client = new RedisClient()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Adds an event listener. Typed by the kind's event map: the listener gets the event's
+   * `CustomEvent` with its `detail`, and an unknown event name does not compile.
+   *
+   * @param type The event name.
+   * @param listener The listener.
+   * @param options Standard listener options.
+   *
+   * @example
+   * ```ts ignore
+   * client.addEventListener("error", (e) => console.error(e.detail.message));
+   * ```
+   */
+  addEventListener<K extends keyof Events & string>(
+    type: K,
+    listener: TypedEventListener<Extract<Events[K], Event>> | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void {
+    this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
+  }
+
+  /**
+   * Removes an event listener.
+   *
+   * @param type The event name.
+   * @param listener The listener.
+   * @param options Standard listener options.
+   *
+   * @example
+   * ```ts ignore
+   * client.removeEventListener("error", onError);
+   * ```
+   */
+  removeEventListener<K extends keyof Events & string>(
+    type: K,
+    listener: TypedEventListener<Extract<Events[K], Event>> | null,
+    options?: boolean | EventListenerOptions,
+  ): void {
+    this.#events.removeEventListener(
+      type,
+      listener as EventListenerOrEventListenerObject,
+      options,
+    );
+  }
+
+  /**
+   * Dispatches an event to the client's listeners.
+   *
+   * @param event The event.
+   * @returns `false` if a listener cancelled it.
+   *
+   * @example
+   * ```ts ignore
+   * client.dispatchEvent(new CustomEvent("error", { detail: new Error("test") }));
+   * ```
+   */
+  dispatchEvent(event: Event): boolean {
+    return this.#events.dispatchEvent(event);
+  }
+}
