@@ -229,9 +229,7 @@ export abstract class ClientShell<
     const sendAll = core.sendAll;
     if (sendAll !== undefined) {
       const send = (commands: GroupCommand[]) => sendAll.call(core, commands);
-      this.#sendAll = cache === undefined
-        ? send
-        : (commands) => cache.sendAll(commands, send);
+      this.#sendAll = cache === undefined ? send : (commands) => cache.sendAll(commands, send);
     }
   }
 

@@ -15,9 +15,13 @@ import { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
 import type { Endpoint } from "../connection/connection.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "./client_shell.ts";
-import { type RedisClientOptions, resolveClientOptions, type ResolvedClientOptions } from "./options.ts";
+import {
+  type RedisClientOptions,
+  resolveClientOptions,
+  type ResolvedClientOptions,
+} from "./options.ts";
 import { type ClientMaintenanceState, MaintenanceSupport } from "./_maintenance.ts";
-import { type GroupCommand, NodeExecutor, type NodeEventName } from "./_node.ts";
+import { type GroupCommand, type NodeEventName, NodeExecutor } from "./_node.ts";
 import type { PubSubListener, SubscriptionKind } from "./subscription.ts";
 import type { WatchSession } from "./watch_session.ts";
 

@@ -42,6 +42,7 @@ export {
   type SwitchReason,
 } from "./config.ts";
 export {
+  type BinarySubscriber,
   createDatabaseClient,
   type DatabaseClient,
   type DatabaseClientFactory,

@@ -49,7 +49,6 @@ function isRefusal(v: unknown): v is ReplyError {
   return v instanceof ReplyError && (v.prefix === "READONLY" || v.prefix === "NOREPLICAS");
 }
 
-
 /** The sentinel client's {@linkcode ClientCore}. */
 export class SentinelCore implements ClientCore {
   readonly #s: ResolvedSentinelOptions;
@@ -67,7 +66,11 @@ export class SentinelCore implements ClientCore {
   #refusalTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
-  constructor(s: ResolvedSentinelOptions, options: RedisSentinelClientOptions, events: ClientEvents) {
+  constructor(
+    s: ResolvedSentinelOptions,
+    options: RedisSentinelClientOptions,
+    events: ClientEvents,
+  ) {
     this.#s = s;
     this.#events = events;
     this.#logger = options.logger ?? silentLogger;
