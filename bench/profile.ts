@@ -57,8 +57,12 @@ export function summarize(profile: CpuProfile, top = 25): string[] {
   for (const [id, ms] of self) {
     const f = byId.get(id)?.callFrame;
     if (!f) continue;
-    const file = f.url ? f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "") : "";
-    const key = `${f.functionName || "(anonymous)"}${file ? ` ${file}:${f.lineNumber + 1}` : ""}`;
+    const file = f.url
+      ? f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "")
+      : "";
+    const key = `${f.functionName || "(anonymous)"}${
+      file ? ` ${file}:${f.lineNumber + 1}` : ""
+    }`;
     byFn.set(key, (byFn.get(key) ?? 0) + ms);
   }
   const rows = [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
@@ -70,17 +74,26 @@ export function summarize(profile: CpuProfile, top = 25): string[] {
   ];
   for (const [k, ms] of rows) {
     out.push(
-      `| ${ms.toFixed(1)} | ${(ms / total * 100).toFixed(1)} | ${k.replace(/\|/g, "\\|")} |`,
+      `| ${ms.toFixed(1)} | ${(ms / total * 100).toFixed(1)} | ${
+        k.replace(/\|/g, "\\|")
+      } |`,
     );
   }
   return out;
 }
 
 /** Where the self time of function `name` comes from: its callers up to `depth` frames up. */
-export function callers(profile: CpuProfile, name: string, depth = 4, top = 8): string[] {
+export function callers(
+  profile: CpuProfile,
+  name: string,
+  depth = 4,
+  top = 8,
+): string[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const n of profile.nodes) {
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
   const stacks = new Map<string, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i]!;
@@ -93,10 +106,17 @@ export function callers(profile: CpuProfile, name: string, depth = 4, top = 8): 
     ) {
       const f = byId.get(cur)!.callFrame;
       const file = f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "");
-      chain.push(`${f.functionName || "(anonymous)"}${file ? ` ${file}:${f.lineNumber + 1}` : ""}`);
+      chain.push(
+        `${f.functionName || "(anonymous)"}${
+          file ? ` ${file}:${f.lineNumber + 1}` : ""
+        }`,
+      );
     }
     const key = chain.join(" < ");
-    stacks.set(key, (stacks.get(key) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
+    stacks.set(
+      key,
+      (stacks.get(key) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000,
+    );
   }
   const out = [``, `callers of ${name}:`, ""];
   for (const [k, ms] of [...stacks].sort((a, b) => b[1] - a[1]).slice(0, top)) {
@@ -168,7 +188,9 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const profiles = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"))
-    .map((f) => join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size);
+    .map((f) => join(dir, f)).sort((a, b) =>
+      statSync(b).size - statSync(a).size
+    );
   if (!profiles[0]) {
     console.error(`profile: no .cpuprofile written to ${dir}`);
     Deno.exit(1);

@@ -50,6 +50,19 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
   /** Why the session cannot send, if it cannot. */
   #unusable(): Error | undefined {
     if (this.#released) return new ClosedError("Cannot send the command: the WATCH session ended");
+    const socket = this.#conn.endpoint;
+    const configured = this.#conn.configuredEndpoint;
+    if (formatEndpoint(socket).toLowerCase() !== formatEndpoint(configured).toLowerCase()) {
+      // The client moved to another node (a sentinel failover) while this session's socket
+      // stayed on the old one: its WATCH guards nothing the client now writes to, and a
+      // transaction there could be acknowledged by a demoted master and lost.
+      return new ConnectionError(
+        `Cannot send the command: the WATCH session is on "${
+          formatEndpoint(socket)
+        }", but the client moved to "${formatEndpoint(configured)}"; start a new session`,
+        { written: false },
+      );
+    }
     if (this.#conn.closed) {
       return new ConnectionError(
         `Cannot send the command: the WATCH session's connection to "${
