@@ -13,7 +13,7 @@ import { ServerWatch } from "./_server_watch.ts";
 const DEADLINE = 5_000;
 
 /** Resolves like `p`, or rejects once `ms` passed without it settling. */
-export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
@@ -192,6 +192,22 @@ export function conformance<D extends Deployment>(
       await c.close();
     });
 
+    it("a command sent right after exec() of a batch runs after the batch", async () => {
+      const c = client();
+      const k = key("order");
+      await c.set(k, "v1");
+      const tx = c.multi().set(k, "v2").exec();
+      const afterTx = c.get(k);
+      const pipe = c.pipeline().set(`${k}:p`, "p2").exec();
+      const afterPipe = c.get(`${k}:p`);
+      await Promise.all([tx, pipe]);
+      assert.deepEqual(
+        { afterTx: await afterTx, afterPipe: await afterPipe },
+        { afterTx: "v2", afterPipe: "p2" },
+      );
+      await c.close();
+    });
+
     it("watch(): exec() is null when another client changed the key, commits otherwise", async () => {
       const c = client();
       const other = client();
@@ -211,11 +227,16 @@ export function conformance<D extends Deployment>(
 
     // ---- 4. pub/sub
 
-    /** The subscriptions of the connections named `n`, summed, on the data servers. */
+    /**
+     * The subscriptions of the connections named `n` on the data servers, by kind (a cluster
+     * may hold a shard channel on a replica too: its failover copy).
+     */
     const subscriptions = async (n: string) => {
       const rows = await watch.connections(n, d.dataServers);
-      return rows.reduce((s, r) => s + r.sub + r.psub + r.ssub, 0);
+      const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0);
+      return { sub: sum((r) => r.sub), psub: sum((r) => r.psub), ssub: sum((r) => r.ssub) };
     };
+    const NONE = { sub: 0, psub: 0, ssub: 0 };
 
     it("subscribe, psubscribe, ssubscribe with a listener; unsubscribe() stops delivery", async () => {
       const n = name(kind.name);
@@ -229,7 +250,11 @@ export function conformance<D extends Deployment>(
         (m, channel, p) => got.push(`psub ${p} ${channel} ${m}`),
       );
       const s = await c.ssubscribe(sh, (m, channel) => got.push(`ssub ${channel} ${m}`));
-      assert.equal(await subscriptions(n), 3, "the data servers hold the three subscriptions");
+      const held = await subscriptions(n);
+      assert.ok(
+        held.sub === 1 && held.psub === 1 && held.ssub >= 1,
+        `expected the data servers to hold the subscriptions, got ${JSON.stringify(held)}`,
+      );
       const pub = direct(d.dataNode(sh));
       await pub.publish(ch, "m1");
       await pub.publish(`${ch}.x`, "m2");
@@ -241,7 +266,7 @@ export function conformance<D extends Deployment>(
         `sub ${ch} m1`,
       ]);
       await Promise.all([a.unsubscribe(), b.unsubscribe(), s.unsubscribe()]);
-      assert.equal(await subscriptions(n), 0, "subscriptions left on the servers");
+      assert.deepEqual(await subscriptions(n), NONE, "subscriptions left on the servers");
       assert.equal(a.active || b.active || s.active, false);
       await c.close();
     });
@@ -269,7 +294,7 @@ export function conformance<D extends Deployment>(
       for (const i of [ia, ib, is]) {
         assert.equal((await within(i!.next(), DEADLINE, "the end of the iteration")).done, true);
       }
-      assert.equal(await subscriptions(n), 0, "subscriptions left on the servers");
+      assert.deepEqual(await subscriptions(n), NONE, "subscriptions left on the servers");
       await c.close();
     });
 
@@ -279,18 +304,22 @@ export function conformance<D extends Deployment>(
       const ch = key("bin");
       const got: Uint8Array[] = [];
       const sub = await c.binary().subscribe(ch, (m) => got.push(m));
-      const where = await watch.connections(n);
+      const node = d.dataNode(ch);
+      const on = (await watch.connections(n)).filter((r) => r.sub > 0).map((r) => r.server);
+      const data = d.dataServers.map((e) => `${e.host}:${e.port}`);
       assert.deepEqual(
-        where.filter((r) => r.sub > 0).map((r) => r.server),
-        [d.dataNode(ch)].map((e) => `${e.host}:${e.port}`),
-        "the subscription is on the data node",
+        on,
+        [`${node.host}:${node.port}`],
+        `the subscription is on ${
+          on.map((s) => `${s}${data.includes(s) ? "" : " (not a data server)"}`).join(", ")
+        }, not on the data node ${node.host}:${node.port}`,
       );
       await direct(d.dataNode(ch)).publish(ch, BYTES);
       await waitFor(() => got.length >= 1, DEADLINE, "the binary message");
       assert.ok(got[0] instanceof Uint8Array);
       assert.deepEqual([...got[0]!], [...BYTES]);
       await sub.unsubscribe();
-      assert.equal(await subscriptions(n), 0, "subscriptions left on the servers");
+      assert.deepEqual(await subscriptions(n), NONE, "subscriptions left on the servers");
       await c.close();
     });
 
@@ -323,15 +352,13 @@ export function conformance<D extends Deployment>(
       assert.ok((await p.exec()).every((r) => r === "OK"));
       const seen: string[] = [];
       for await (const k of c.scan({ match: `${prefix}*`, count: 20 })) seen.push(k);
-      assert.equal(seen.length, new Set(seen).size, "a key came twice");
-      assert.deepEqual(seen.sort(), [...written].sort());
+      assert.deepEqual(compareKeys(seen, written), [], "scan()");
       const bytes: string[] = [];
       for await (const k of c.binary().scan({ match: `${prefix}*`, count: 20 })) {
         assert.ok(k instanceof Uint8Array);
         bytes.push(decode(k));
       }
-      assert.equal(bytes.length, new Set(bytes).size, "a key came twice (binary)");
-      assert.deepEqual(bytes.sort(), [...written].sort());
+      assert.deepEqual(compareKeys(bytes, written), [], "binary().scan()");
       await c.close();
     });
 
@@ -365,31 +392,38 @@ export function conformance<D extends Deployment>(
     it("client-side cache: own writes in multi(), pipeline() and set() drop the cached value", async () => {
       const c = client({ clientSideCache: { maxEntries: 1000 } });
       const k = key("cache");
+      const hits = () => c.cacheStats?.()?.hits;
       await c.set(k, "v1");
       assert.equal(await c.get(k), "v1");
-      const before = c.cacheStats?.();
+      const before = hits();
       assert.equal(await c.get(k), "v1");
       if (before !== undefined) {
-        assert.equal(c.cacheStats!()!.hits, before.hits + 1, "the second GET is from the cache");
+        assert.equal(hits(), before + 1, "the second GET is from the cache");
       }
-      // A GET sent right after the write goes after it on the wire: it must not be answered
-      // from the cache with the old value; nor may a GET once the write completed.
-      const tx = c.multi().set(k, "v2").exec();
-      const afterTx = c.get(k);
-      assert.deepEqual(await tx, ["OK"]);
-      assert.equal(await afterTx, "v2", "GET right after multi().exec()");
-      assert.equal(await c.get(k), "v2", "GET after multi().exec() resolved");
-      assert.equal(await c.get(k), "v2");
-      const pipe = c.pipeline().set(k, "v3").exec();
-      const afterPipe = c.get(k);
-      assert.deepEqual(await pipe, ["OK"]);
-      assert.equal(await afterPipe, "v3", "GET right after pipeline().exec()");
-      assert.equal(await c.get(k), "v3", "GET after pipeline().exec() resolved");
-      const set = c.set(k, "v4");
-      const afterSet = c.get(k);
-      assert.equal(await set, "OK");
-      assert.equal(await afterSet, "v4", "GET right after set()");
-      assert.equal(await c.get(k), "v4", "GET after set() resolved");
+      const writes: [string, string, () => Promise<unknown>][] = [
+        ["multi().exec()", "v2", () => c.multi().set(k, "v2").exec()],
+        ["pipeline().exec()", "v3", () => c.pipeline().set(k, "v3").exec()],
+        ["set()", "v4", () => c.set(k, "v4")],
+      ];
+      const problems: string[] = [];
+      for (const [what, value, write] of writes) {
+        assert.equal(await c.get(k), await c.get(k), "the value is cached again");
+        // A GET sent while the write is on its way must not be answered from the cache (a GET
+        // that overtakes the write on the wire is the ordering test's business, not this one's).
+        const h = hits();
+        const written = write();
+        const rightAfter = c.get(k);
+        await written;
+        const got = await rightAfter;
+        if (h !== undefined ? hits() !== h : got !== value) {
+          problems.push(`GET right after ${what} answered from the cache: ${JSON.stringify(got)}`);
+        }
+        const later = await c.get(k);
+        if (later !== value) {
+          problems.push(`GET after ${what} resolved: ${JSON.stringify(later)}, not "${value}"`);
+        }
+      }
+      assert.deepEqual(problems, []);
       await c.close();
     });
 
@@ -498,9 +532,12 @@ export function conformance<D extends Deployment>(
       const c = client();
       await c.ping();
       const first = c.close();
+      let firstDone = false;
+      first.then(() => firstDone = true);
       const second = c.close();
-      await first;
       await second;
+      assert.ok(firstDone, "the second close() resolved before the first one finished");
+      await first;
       assert.equal(second, first, "the second close() returned another promise");
       assert.equal(c.close(), first, "close() after the close returned another promise");
     });
@@ -525,6 +562,24 @@ export function conformance<D extends Deployment>(
 
     extra?.({ deployment: () => d, track, name });
   });
+}
+
+/** What differs between the keys a scan returned and the keys written: none means none. */
+function compareKeys(seen: string[], written: string[]): string[] {
+  const want = new Set(written);
+  const counts = new Map<string, number>();
+  for (const k of seen) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const missing = written.filter((k) => !counts.has(k));
+  const twice = [...counts].filter(([, n]) => n > 1).map(([k]) => k);
+  const extra = [...counts.keys()].filter((k) => !want.has(k));
+  const list = (l: string[]) => `${l.slice(0, 3).join(", ")}${l.length > 3 ? ", ..." : ""}`;
+  return [
+    ...(missing.length > 0
+      ? [`${missing.length} of ${written.length} missing (${list(missing)})`]
+      : []),
+    ...(twice.length > 0 ? [`${twice.length} returned twice (${list(twice)})`] : []),
+    ...(extra.length > 0 ? [`${extra.length} not written (${list(extra)})`] : []),
+  ];
 }
 
 function describeValue(v: unknown): string {

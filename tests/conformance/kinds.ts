@@ -203,7 +203,9 @@ export const multiDb: Kind<MultiDbDeployment> = {
         // the subscribe family returns `MultiDbSubscription`, not `Subscription`.
         return c as unknown as ConformanceClient;
       },
-      startupLines: ["switch none -> a"],
+      // The first choice of the active database is no `switch` (its detail's `from: null`
+      // suggests it could be one); the first health checks are `health` events.
+      startupLines: ["health a healthy", "health b healthy"],
       stop: async () => {
         await Promise.all([a.stop(), b.stop()]);
       },
