@@ -4,6 +4,7 @@
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisSentinelClient, type SentinelSwitchDetail } from "../../src/sentinel/mod.ts";
+import { ConnectionError } from "../../src/errors.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import type { RedisServer } from "../_helpers/redis_server.ts";
 import { parseInfo } from "../../src/testing/_redis_control.ts";
@@ -181,6 +182,28 @@ describe("sentinel client: failover", () => {
     }
     assert.deepEqual(got.filter((m) => m.endsWith("before")).sort(), ["2:before", "3:before"]);
     assert.ok(got.includes("3:after") && got.includes("2:after"), got.join(","));
+  });
+
+  it("a WATCH session begun before a failover fails at EXEC and applies nothing", async () => {
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+    });
+    await client.set("watched", "0");
+    const session = await client.watch("watched");
+    assert.equal(await session.get("watched"), "0");
+    const next = await failover(group);
+    await waitFor(() => client.endpoint?.port === next.port, 10_000, "the client to follow");
+    // Another client's acknowledged write on the new master.
+    await group.command(next, ["SET", "watched", "other"]);
+    // The old master may still say role:master for seconds: a transaction there would be
+    // acknowledged and then lost. The session must refuse instead.
+    await assert.rejects(
+      session.multi().set("watched", "mine").exec(),
+      (e: unknown) => e instanceof ConnectionError && /moved to/.test((e as Error).message),
+    );
+    await session.release();
+    assert.equal(await client.get("watched"), "other", "the other client's write stands");
   });
 
   it("follows a SIGKILLed master within the sentinels' failover time plus 1 s", async () => {
