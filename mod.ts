@@ -22,7 +22,12 @@ export {
   WatchSession,
 } from "./src/client/redis_client.ts";
 export type { BinaryView, BinaryViewHost } from "./src/client/_binary_view.ts";
-export { type ClientCore, ClientEvents, ClientShell } from "./src/client/client_shell.ts";
+export {
+  type ClientCore,
+  ClientEvents,
+  ClientShell,
+  type GroupCommand,
+} from "./src/client/client_shell.ts";
 export type {
   HandoffDetail,
   MaintenanceEventDetail,

@@ -174,9 +174,7 @@ async function worker(
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined
-    ? process.argv[i + 1]!
-    : dflt;
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
 }
 
 function run(cmd: string, args: string[]): Promise<string> {
@@ -244,18 +242,14 @@ async function main() {
   }
   const rows: string[] = [
     `Cached GET, hot set of ${HOT_KEYS} keys (16-byte values), ${CALLERS} concurrent callers; ` +
-    `best of ${rounds} rounds of ${duration} ms; load ${
-      loadavg()[0]!.toFixed(1)
-    }.`,
+    `best of ${rounds} rounds of ${duration} ms; load ${loadavg()[0]!.toFixed(1)}.`,
     "",
     "| Runtime | Contender | ops/s | hit ratio | heap bytes per cached entry |",
     "| ------- | --------- | ----: | --------: | --------------------------: |",
   ];
   for (const runtime of runtimes) {
     for (const name of Object.keys(CONTENDERS)) {
-      const mine = results.filter((r) =>
-        r.ok && r.runtime === runtime && r.contender === name
-      );
+      const mine = results.filter((r) => r.ok && r.runtime === runtime && r.contender === name);
       if (mine.length === 0) {
         rows.push(`| ${runtime} | ${name} | failed | | |`);
         continue;
@@ -264,9 +258,7 @@ async function main() {
         a,
         b,
       ) => ((b.opsPerSec ?? 0) > (a.opsPerSec ?? 0) ? b : a));
-      const mem = mine.map((r) => r.bytesPerEntry).filter((x) =>
-        x !== undefined
-      ) as number[];
+      const mem = mine.map((r) => r.bytesPerEntry).filter((x) => x !== undefined) as number[];
       rows.push(
         `| ${runtime} | ${name} | ${best.opsPerSec} | ${
           best.hitRatio === undefined ? "—" : best.hitRatio.toFixed(3)

@@ -89,9 +89,7 @@ async function splitMget(
     groups.map(([, idx]) => mget(idx.map((i) => keys[i]!))),
   );
   const out = new Array(keys.length);
-  groups.forEach(([, idx], g) =>
-    idx.forEach((i, j) => (out[i] = replies[g]![j]))
-  );
+  groups.forEach(([, idx], g) => idx.forEach((i, j) => (out[i] = replies[g]![j])));
   return out;
 }
 
@@ -310,16 +308,14 @@ async function harness(): Promise<void> {
     const seeds = cluster.primaries().map((p) => p.url);
     const results: Result[] = [];
     const cmdFor = (rt: string): string[] =>
-      rt === "bun"
-        ? ["npx", "-y", `bun@${BUN_VERSION}`, join(benchDir, "cluster.ts")]
-        : [
-          "npx",
-          "-y",
-          `deno@${DENO_VERSION}`,
-          "run",
-          "-A",
-          join(benchDir, "cluster.ts"),
-        ];
+      rt === "bun" ? ["npx", "-y", `bun@${BUN_VERSION}`, join(benchDir, "cluster.ts")] : [
+        "npx",
+        "-y",
+        `deno@${DENO_VERSION}`,
+        "run",
+        "-A",
+        join(benchDir, "cluster.ts"),
+      ];
     for (let r = 0; r < rounds; r++) {
       for (const workload of Object.keys(WORKLOAD_LABELS)) {
         for (const rt of runtimes) {
@@ -385,11 +381,9 @@ async function harness(): Promise<void> {
         const show = (c: { m: number; lo: number; hi: number; n: number }) =>
           c.n === 0 ? "failed" : `${fmt(c.m)} (${fmt(c.lo)}–${fmt(c.hi)})`;
         rows.push(
-          `| ${WORKLOAD_LABELS[workload]} | ${
-            rt === "bun" ? "Bun" : "Deno"
-          } | ${show(ours)} | ${show(nr)} | ${show(io)} | ${
-            best > 0 && ours.n ? `${(ours.m / best).toFixed(2)}x` : "—"
-          } |`,
+          `| ${WORKLOAD_LABELS[workload]} | ${rt === "bun" ? "Bun" : "Deno"} | ${show(ours)} | ${
+            show(nr)
+          } | ${show(io)} | ${best > 0 && ours.n ? `${(ours.m / best).toFixed(2)}x` : "—"} |`,
         );
       }
     }

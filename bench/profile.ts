@@ -57,12 +57,8 @@ export function summarize(profile: CpuProfile, top = 25): string[] {
   for (const [id, ms] of self) {
     const f = byId.get(id)?.callFrame;
     if (!f) continue;
-    const file = f.url
-      ? f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "")
-      : "";
-    const key = `${f.functionName || "(anonymous)"}${
-      file ? ` ${file}:${f.lineNumber + 1}` : ""
-    }`;
+    const file = f.url ? f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "") : "";
+    const key = `${f.functionName || "(anonymous)"}${file ? ` ${file}:${f.lineNumber + 1}` : ""}`;
     byFn.set(key, (byFn.get(key) ?? 0) + ms);
   }
   const rows = [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
@@ -74,9 +70,7 @@ export function summarize(profile: CpuProfile, top = 25): string[] {
   ];
   for (const [k, ms] of rows) {
     out.push(
-      `| ${ms.toFixed(1)} | ${(ms / total * 100).toFixed(1)} | ${
-        k.replace(/\|/g, "\\|")
-      } |`,
+      `| ${ms.toFixed(1)} | ${(ms / total * 100).toFixed(1)} | ${k.replace(/\|/g, "\\|")} |`,
     );
   }
   return out;
@@ -107,9 +101,7 @@ export function callers(
       const f = byId.get(cur)!.callFrame;
       const file = f.url.replace(/^file:\/\//, "").replace(rootDir + "/", "");
       chain.push(
-        `${f.functionName || "(anonymous)"}${
-          file ? ` ${file}:${f.lineNumber + 1}` : ""
-        }`,
+        `${f.functionName || "(anonymous)"}${file ? ` ${file}:${f.lineNumber + 1}` : ""}`,
       );
     }
     const key = chain.join(" < ");
@@ -188,9 +180,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const profiles = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"))
-    .map((f) => join(dir, f)).sort((a, b) =>
-      statSync(b).size - statSync(a).size
-    );
+    .map((f) => join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size);
   if (!profiles[0]) {
     console.error(`profile: no .cpuprofile written to ${dir}`);
     Deno.exit(1);

@@ -140,16 +140,13 @@ function parseArgs(argv: string[]): Options {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const list = (name: string) =>
-    get(name)?.split(",").map((s) => s.trim()).filter(Boolean) ?? null;
+  const list = (name: string) => get(name)?.split(",").map((s) => s.trim()).filter(Boolean) ?? null;
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(
       `Usage: deno task bench [options]
   --rounds N         interleaved rounds (default 3, --quick 1)
   --only a,b         workloads: ${WORKLOADS.map((w) => w.id).join(", ")}
-  --clients a,b      contenders by id or client name: ${
-        CONTENDERS.map((c) => c.id).join(", ")
-      }
+  --clients a,b      contenders by id or client name: ${CONTENDERS.map((c) => c.id).join(", ")}
   --quick            short measurements (300 ms, 100 ms warmup) and 1 round, for smoke tests
   --duration ms      measured time per run (default 1500)
   --warmup ms        warmup per run, same process, not measured (default 400)
@@ -188,18 +185,14 @@ function parseArgs(argv: string[]): Options {
   for (const w of opts.only ?? []) {
     if (!WORKLOADS.some((x) => x.id === w)) {
       throw new RangeError(
-        `Cannot select workload "${w}": known are ${
-          WORKLOADS.map((x) => x.id)
-        }`,
+        `Cannot select workload "${w}": known are ${WORKLOADS.map((x) => x.id)}`,
       );
     }
   }
   for (const c of opts.clients ?? []) {
     if (!CONTENDERS.some((x) => x.id === c || x.client === c)) {
       throw new RangeError(
-        `Cannot select contender "${c}": known are ${
-          CONTENDERS.map((x) => x.id).join(", ")
-        }`,
+        `Cannot select contender "${c}": known are ${CONTENDERS.map((x) => x.id).join(", ")}`,
       );
     }
   }
@@ -218,16 +211,12 @@ function ensurePeers(): void {
     existsSync(join(benchDir, "node_modules", "ioredis"))
   ) return;
   const lock = existsSync(join(benchDir, "package-lock.json"));
-  const args = lock
-    ? ["ci", "--prefix", benchDir]
-    : ["install", "--prefix", benchDir];
+  const args = lock ? ["ci", "--prefix", benchDir] : ["install", "--prefix", benchDir];
   console.error(`bench: installing peer clients: npm ${args.join(" ")}`);
   const r = spawnSync("npm", args, { stdio: "inherit", cwd: benchDir });
   if (r.status !== 0) {
     console.error(
-      `bench: npm ${
-        args[0]
-      } failed (status ${r.status}); node-redis and ioredis will be skipped`,
+      `bench: npm ${args[0]} failed (status ${r.status}); node-redis and ioredis will be skipped`,
     );
   }
 }
@@ -373,9 +362,7 @@ async function measureWorker(
     const why = res?.error ??
       (r.timedOut
         ? "timed out"
-        : `exit ${r.code}: ${
-          (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")
-        }`);
+        : `exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
     if (r.code === 3) c.skipped = why;
     return {
       contender: c.id,
@@ -431,12 +418,8 @@ async function measureReference(
     "--csv",
   ];
   const cmd = ["redis-benchmark", ...args, ...w.ref.cmd];
-  const shown = `redis-benchmark -c ${c}${P > 1 ? ` -P ${P}` : ""} -n ${n} ${
-    w.ref.cmd[0]
-  } ${
-    w.ref.cmd.length > 3
-      ? `<${w.ref.cmd.length - 1} keys>`
-      : w.ref.cmd.slice(1).join(" ")
+  const shown = `redis-benchmark -c ${c}${P > 1 ? ` -P ${P}` : ""} -n ${n} ${w.ref.cmd[0]} ${
+    w.ref.cmd.length > 3 ? `<${w.ref.cmd.length - 1} keys>` : w.ref.cmd.slice(1).join(" ")
   }`;
   const t0 = performance.now();
   const before = await serverStats(port);
@@ -454,9 +437,7 @@ async function measureReference(
       workload: w.id,
       round,
       ok: false,
-      error: `redis-benchmark exit ${r.code}: ${
-        r.stderr.trim().split("\n").pop()
-      }`,
+      error: `redis-benchmark exit ${r.code}: ${r.stderr.trim().split("\n").pop()}`,
       wallSeconds,
       command: shown,
     };
@@ -560,11 +541,7 @@ const fmtUs = (n: number | undefined): string => {
 const fmtMb = (n: number | undefined): string =>
   n === undefined || !Number.isFinite(n) ? "—" : (n / 1048576).toFixed(0);
 const fmtCpu = (n: number | undefined): string =>
-  n === undefined || !Number.isFinite(n)
-    ? "—"
-    : n >= 10
-    ? n.toFixed(0)
-    : n.toFixed(2);
+  n === undefined || !Number.isFinite(n) ? "—" : n >= 10 ? n.toFixed(0) : n.toFixed(2);
 const fmtRatio = (a: number | undefined, b: number | undefined): string =>
   a === undefined || b === undefined || !Number.isFinite(a) ||
     !Number.isFinite(b) || b === 0
@@ -631,29 +608,19 @@ function targets(
 ): string[] {
   const out: string[] = [];
   const mark = (v: number | undefined, min: number) =>
-    v === undefined
-      ? "⏳ not measured"
-      : v >= min
-      ? `✅ ${v.toFixed(2)}x`
-      : `❌ ${v.toFixed(2)}x`;
+    v === undefined ? "⏳ not measured" : v >= min ? `✅ ${v.toFixed(2)}x` : `❌ ${v.toFixed(2)}x`;
   for (const r of rows) {
     const w = workloads.find((x) => x.id === r.workload)!;
     if (r.runtime === "bun") {
       out.push(
-        `- ${w.label}, Bun: ours/built-in ≥ 1.0x: ${
-          mark(r.oursOverBuiltin, 1.0)
-        }`,
+        `- ${w.label}, Bun: ours/built-in ≥ 1.0x: ${mark(r.oursOverBuiltin, 1.0)}`,
       );
       out.push(
-        `- ${w.label}, Bun: ours/best npm peer ≥ 1.1x: ${
-          mark(r.oursOverPeer, 1.1)
-        }`,
+        `- ${w.label}, Bun: ours/best npm peer ≥ 1.1x: ${mark(r.oursOverPeer, 1.1)}`,
       );
     } else {
       out.push(
-        `- ${w.label}, Deno: ours/best peer ≥ 1.1x: ${
-          mark(r.oursOverPeer, 1.1)
-        }`,
+        `- ${w.label}, Deno: ours/best peer ≥ 1.1x: ${mark(r.oursOverPeer, 1.1)}`,
       );
     }
     if (w.refTarget !== undefined) {
@@ -671,9 +638,9 @@ function targets(
     const ours = cells.get(`get-burst|ours@${rt}`)?.peakRss;
     if (builtinRss === undefined) continue;
     out.push(
-      `- Burst peak RSS, ours on ${
-        rt === "bun" ? "Bun" : "Deno"
-      } ≤ Bun built-in (${fmtMb(builtinRss)} MB): ${
+      `- Burst peak RSS, ours on ${rt === "bun" ? "Bun" : "Deno"} ≤ Bun built-in (${
+        fmtMb(builtinRss)
+      } MB): ${
         ours === undefined
           ? "⏳ not measured"
           : ours <= builtinRss
@@ -706,17 +673,13 @@ function markdown(
   for (const r of rows) {
     const w = workloads.find((x) => x.id === r.workload)!;
     const oursCell = cells.get(`${r.workload}|ours@${r.runtime}`);
-    const ours = r.ours
-      ? fmtRange(r.ours)
-      : oursCell?.errors.length
-      ? "failed"
-      : "skipped";
+    const ours = r.ours ? fmtRange(r.ours) : oursCell?.errors.length ? "failed" : "skipped";
     L.push(
       `| ${w.label} | ${r.runtime === "bun" ? "Bun" : "Deno"} | ${ours} | ${
         peerName(r.bestPeer)
-      } | ${fmtRange(r.bestPeer)} | ${
-        fmtRatio(r.ours?.median, r.bestPeer?.median)
-      } | ${r.runtime === "bun" ? fmtRange(r.builtin) : "—"} | ${
+      } | ${fmtRange(r.bestPeer)} | ${fmtRatio(r.ours?.median, r.bestPeer?.median)} | ${
+        r.runtime === "bun" ? fmtRange(r.builtin) : "—"
+      } | ${
         r.runtime === "bun" ? fmtRatio(r.ours?.median, r.builtin?.median) : "—"
       } | ${w.ref.label} | ${fmtRange(r.reference)} | ${
         fmtRatio(r.ours?.median, r.reference?.median)
@@ -726,9 +689,7 @@ function markdown(
   if (CONTENDERS.some((c) => c.client === "base")) {
     L.push(
       "",
-      `## A/B: this checkout against the base (${
-        Deno.env.get("EDGE_REDIS_BASE")
-      })`,
+      `## A/B: this checkout against the base (${Deno.env.get("EDGE_REDIS_BASE")})`,
       "",
     );
     L.push(
@@ -741,9 +702,9 @@ function markdown(
         const base = cells.get(`${w.id}|base@${rt}`);
         if (ours?.median === undefined || base?.median === undefined) continue;
         L.push(
-          `| ${w.label} | ${rt === "bun" ? "Bun" : "Deno"} | ${
-            fmtRange(ours)
-          } | ${fmtRange(base)} | ${fmtRatio(ours.median, base.median)} |`,
+          `| ${w.label} | ${rt === "bun" ? "Bun" : "Deno"} | ${fmtRange(ours)} | ${
+            fmtRange(base)
+          } | ${fmtRatio(ours.median, base.median)} |`,
         );
       }
     }
@@ -761,9 +722,7 @@ function markdown(
     for (const c of CONTENDERS) {
       const cell = cells.get(`${w.id}|${c.id}`);
       if (!cell) continue;
-      const name = c.id === "redis-benchmark"
-        ? `redis-benchmark ${w.ref.label}`
-        : c.id;
+      const name = c.id === "redis-benchmark" ? `redis-benchmark ${w.ref.label}` : c.id;
       if (cell.median === undefined) {
         const why = c.skipped ? "skipped" : "failed";
         L.push(
@@ -772,24 +731,18 @@ function markdown(
         continue;
       }
       L.push(
-        `| ${w.label} | ${name} | ${fmtOps(cell.median)} | ${
-          fmtOps(cell.min)
-        } | ${fmtOps(cell.max)} | ${fmtUs(cell.p50Us)} | ${
-          fmtUs(cell.p99Us)
-        } | ${c.runtime === "server" ? "per request" : w.latency} | ${
-          fmtMb(cell.peakRss)
-        } | ${fmtCpu(cell.cpuUsPerOp)} | ${
-          Number.isFinite(cell.commandsPerRead)
-            ? cell.commandsPerRead!.toFixed(1)
-            : "—"
+        `| ${w.label} | ${name} | ${fmtOps(cell.median)} | ${fmtOps(cell.min)} | ${
+          fmtOps(cell.max)
+        } | ${fmtUs(cell.p50Us)} | ${fmtUs(cell.p99Us)} | ${
+          c.runtime === "server" ? "per request" : w.latency
+        } | ${fmtMb(cell.peakRss)} | ${fmtCpu(cell.cpuUsPerOp)} | ${
+          Number.isFinite(cell.commandsPerRead) ? cell.commandsPerRead!.toFixed(1) : "—"
         } |`,
       );
     }
   }
   const skipped = CONTENDERS.filter((c) => c.skipped);
-  const failures = samples.filter((s) =>
-    !s.ok && !skipped.some((c) => c.id === s.contender)
-  );
+  const failures = samples.filter((s) => !s.ok && !skipped.some((c) => c.id === s.contender));
   if (skipped.length || failures.length) {
     L.push("", "## Skipped and failed runs", "");
     for (const c of skipped) L.push(`- ${c.id} skipped: ${c.skipped}`);
@@ -838,9 +791,7 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   ensurePeers();
   const runtimes = resolveRuntimes(opts.npx);
-  const workloads = WORKLOADS.filter((w) =>
-    !opts.only || opts.only.includes(w.id)
-  );
+  const workloads = WORKLOADS.filter((w) => !opts.only || opts.only.includes(w.id));
   const contenders = CONTENDERS.filter((c) =>
     !opts.clients || opts.clients.includes(c.id) ||
     opts.clients.includes(c.client)
@@ -856,9 +807,8 @@ async function main(): Promise<void> {
   let redisVersion = "unknown";
   try {
     await seed(server.port);
-    const v =
-      spawnSync("redis-server", ["--version"], { encoding: "utf8" }).stdout ??
-        "";
+    const v = spawnSync("redis-server", ["--version"], { encoding: "utf8" }).stdout ??
+      "";
     redisVersion = v.match(/v=(\S+)/)?.[1] ?? "unknown";
     console.error(
       `bench: redis-server ${redisVersion} on 127.0.0.1:${server.port}; ${opts.rounds} round(s) × ${workloads.length} workload(s) × ${contenders.length} contender(s), ${opts.duration} ms each after ${opts.warmup} ms warmup`,
@@ -878,18 +828,14 @@ async function main(): Promise<void> {
               round,
             );
           samples.push(s);
-          const what = `[${round}/${opts.rounds}] ${w.id.padEnd(15)} ${
-            c.id.padEnd(16)
-          }`;
+          const what = `[${round}/${opts.rounds}] ${w.id.padEnd(15)} ${c.id.padEnd(16)}`;
           if (s.ok) {
             console.error(
-              `${what} ${fmtOps(s.opsPerSec).padStart(7)} ops/s  p50 ${
-                fmtUs(s.p50Us)
-              }  p99 ${fmtUs(s.p99Us)}  rss ${fmtMb(s.peakRss)} MB  cpu ${
-                fmtCpu(s.cpuUsPerOp)
-              } µs/op  cmds/read ${s.commandsPerRead?.toFixed(1)}  load ${
-                s.loadAvg?.toFixed(1)
-              }  (${s.wallSeconds.toFixed(1)} s)`,
+              `${what} ${fmtOps(s.opsPerSec).padStart(7)} ops/s  p50 ${fmtUs(s.p50Us)}  p99 ${
+                fmtUs(s.p99Us)
+              }  rss ${fmtMb(s.peakRss)} MB  cpu ${fmtCpu(s.cpuUsPerOp)} µs/op  cmds/read ${
+                s.commandsPerRead?.toFixed(1)
+              }  load ${s.loadAvg?.toFixed(1)}  (${s.wallSeconds.toFixed(1)} s)`,
             );
           } else if (c.skipped) {
             console.error(
@@ -911,12 +857,8 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: `${cpuModel()}, ${Deno.build.os}`,
     "redis-server": redisVersion,
-    runtimes: `deno ${runtimes.deno?.version ?? "n/a"}, bun ${
-      runtimes.bun?.version ?? "n/a"
-    }`,
-    peers: `redis (node-redis) ${pkgVersion("redis")}, ioredis ${
-      pkgVersion("ioredis")
-    }`,
+    runtimes: `deno ${runtimes.deno?.version ?? "n/a"}, bun ${runtimes.bun?.version ?? "n/a"}`,
+    peers: `redis (node-redis) ${pkgVersion("redis")}, ioredis ${pkgVersion("ioredis")}`,
     settings:
       `${opts.rounds} round(s), ${opts.duration} ms measured after ${opts.warmup} ms warmup, fresh process per run, interleaved`,
     command: `deno task bench ${Deno.args.join(" ")}`.trim(),
@@ -960,9 +902,7 @@ async function main(): Promise<void> {
     ) + "\n",
   );
   console.error(
-    `bench: wrote ${
-      relative(rootDir, join(opts.out, "latest.md"))
-    } and latest.json`,
+    `bench: wrote ${relative(rootDir, join(opts.out, "latest.md"))} and latest.json`,
   );
   if (!opts.only && !Deno.args.includes("--no-cluster")) {
     // The cluster workloads (bench/cluster.ts) start their own 3-primary cluster.

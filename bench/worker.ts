@@ -54,11 +54,7 @@ export interface WorkerResult {
 type Any = any;
 
 const require = createRequire(import.meta.url);
-const runtime = "Bun" in globalThis
-  ? "bun"
-  : "Deno" in globalThis
-  ? "deno"
-  : "node";
+const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
 const runtimeVersion = runtime === "bun"
   ? String((globalThis as Any).Bun.version)
   : runtime === "deno"
@@ -87,78 +83,77 @@ async function oursFrom(spec: string, url: string): Promise<Adapter> {
 }
 
 /** Builds an adapter per contender. Plugging in a new client is one entry here. */
-const CLIENTS: Record<string, (url: string, port: number) => Promise<Adapter>> =
-  {
-    ours(url) {
-      return oursFrom(new URL("../mod.ts", import.meta.url).href, url);
-    },
-    // Another checkout of this client (`deno task bench --base DIR`), for A/B runs of a change.
-    base(url) {
-      const dir = process.env.EDGE_REDIS_BASE;
-      if (!dir) {
-        throw new LoadError(
-          "EDGE_REDIS_BASE is not set (deno task bench --base DIR)",
-        );
-      }
-      return oursFrom(
-        new URL(`file://${dir.replace(/\/$/, "")}/mod.ts`).href,
-        url,
+const CLIENTS: Record<string, (url: string, port: number) => Promise<Adapter>> = {
+  ours(url) {
+    return oursFrom(new URL("../mod.ts", import.meta.url).href, url);
+  },
+  // Another checkout of this client (`deno task bench --base DIR`), for A/B runs of a change.
+  base(url) {
+    const dir = process.env.EDGE_REDIS_BASE;
+    if (!dir) {
+      throw new LoadError(
+        "EDGE_REDIS_BASE is not set (deno task bench --base DIR)",
       );
-    },
-    async "node-redis"(url) {
-      const { createClient } = require("redis");
-      const c: Any = createClient({ url });
-      c.on("error", () => {});
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mGet(keys),
-        pipelineSet: (keys, v) => {
-          const m = c.multi();
-          for (const k of keys) m.set(k, v);
-          return m.execAsPipeline();
-        },
-        close: () => (typeof c.close === "function" ? c.close() : c.quit()),
-      };
-    },
-    async ioredis(_url, port) {
-      const mod = require("ioredis");
-      const Redis = mod.default ?? mod.Redis ?? mod;
-      const c: Any = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
-      c.on("error", () => {});
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mget(keys as string[]),
-        pipelineSet: (keys, v) => {
-          const p = c.pipeline();
-          for (const k of keys) p.set(k, v);
-          return p.exec();
-        },
-        close: () => c.quit(),
-      };
-    },
-    async bun(url) {
-      if (runtime !== "bun") {
-        throw new LoadError("Bun's built-in RedisClient needs Bun");
-      }
-      const spec = "bun";
-      const { RedisClient }: Any = await import(spec);
-      const c: Any = new RedisClient(url);
-      await c.connect();
-      return {
-        get: (k) => c.get(k),
-        mget: (keys) => c.mget(...keys),
-        // Bun's client auto-pipelines every command issued in the same tick.
-        pipelineSet: (keys, v) => {
-          const ps = new Array(keys.length);
-          for (let i = 0; i < keys.length; i++) ps[i] = c.set(keys[i], v);
-          return Promise.all(ps);
-        },
-        close: () => Promise.resolve(c.close()),
-      };
-    },
-  };
+    }
+    return oursFrom(
+      new URL(`file://${dir.replace(/\/$/, "")}/mod.ts`).href,
+      url,
+    );
+  },
+  async "node-redis"(url) {
+    const { createClient } = require("redis");
+    const c: Any = createClient({ url });
+    c.on("error", () => {});
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mGet(keys),
+      pipelineSet: (keys, v) => {
+        const m = c.multi();
+        for (const k of keys) m.set(k, v);
+        return m.execAsPipeline();
+      },
+      close: () => (typeof c.close === "function" ? c.close() : c.quit()),
+    };
+  },
+  async ioredis(_url, port) {
+    const mod = require("ioredis");
+    const Redis = mod.default ?? mod.Redis ?? mod;
+    const c: Any = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
+    c.on("error", () => {});
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mget(keys as string[]),
+      pipelineSet: (keys, v) => {
+        const p = c.pipeline();
+        for (const k of keys) p.set(k, v);
+        return p.exec();
+      },
+      close: () => c.quit(),
+    };
+  },
+  async bun(url) {
+    if (runtime !== "bun") {
+      throw new LoadError("Bun's built-in RedisClient needs Bun");
+    }
+    const spec = "bun";
+    const { RedisClient }: Any = await import(spec);
+    const c: Any = new RedisClient(url);
+    await c.connect();
+    return {
+      get: (k) => c.get(k),
+      mget: (keys) => c.mget(...keys),
+      // Bun's client auto-pipelines every command issued in the same tick.
+      pipelineSet: (keys, v) => {
+        const ps = new Array(keys.length);
+        for (let i = 0; i < keys.length; i++) ps[i] = c.set(keys[i], v);
+        return Promise.all(ps);
+      },
+      close: () => Promise.resolve(c.close()),
+    };
+  },
+};
 
 // ---- latency histogram: 1 µs buckets up to 100 ms, exact values above (constant memory) ----
 const HIST_MAX = 100_000;
@@ -191,9 +186,7 @@ function percentile(p: number): number {
 // ---- memory ----
 let sampledPeak = 0;
 function sampleRss(): void {
-  const rss = process.memoryUsage.rss
-    ? process.memoryUsage.rss()
-    : process.memoryUsage().rss;
+  const rss = process.memoryUsage.rss ? process.memoryUsage.rss() : process.memoryUsage().rss;
   if (rss > sampledPeak) sampledPeak = rss;
 }
 function vmHwm(): number {
@@ -219,11 +212,7 @@ interface Workload {
 const now = () => performance.now();
 
 function expectString(v: unknown, len: number, what: string): void {
-  const n = typeof v === "string"
-    ? v.length
-    : v instanceof Uint8Array
-    ? v.length
-    : -1;
+  const n = typeof v === "string" ? v.length : v instanceof Uint8Array ? v.length : -1;
   if (n !== len) {
     throw new Error(`Unexpected reply to ${what}: ${String(v).slice(0, 60)}`);
   }
@@ -403,9 +392,7 @@ async function main(): Promise<number> {
   }
 
   // VmHWM is exact and free; poll RSS only where the kernel does not keep the peak for us.
-  const sampler = Number.isFinite(vmHwm())
-    ? undefined
-    : setInterval(sampleRss, 20);
+  const sampler = Number.isFinite(vmHwm()) ? undefined : setInterval(sampleRss, 20);
   try {
     sampleRss();
     await workload.run(c, now() + warmup, false);
@@ -455,9 +442,7 @@ async function main(): Promise<number> {
 function errText(e: unknown): string {
   if (e instanceof Error) {
     const first = `${e.name}: ${e.message}`.split("\n")[0]!;
-    const at = (e.stack ?? "").split("\n").find((l) =>
-      l.trim().startsWith("at ")
-    )?.trim();
+    const at = (e.stack ?? "").split("\n").find((l) => l.trim().startsWith("at "))?.trim();
     return e.message ? first : `${first} ${at ?? ""}`.trim();
   }
   return String(e);

@@ -44,9 +44,9 @@ function corpus(): { bytes: Uint8Array; replies: number; mix: string } {
     // a RESP3 map with nested map, array, integers and strings (HELLO / CLIENT INFO shaped)
     `%4\r\n+server\r\n+redis\r\n+id\r\n:${i}\r\n+modules\r\n*2\r\n%2\r\n+name\r\n${
       bulk("search")
-    }+ver\r\n:20812\r\n%2\r\n+name\r\n${
-      bulk("json")
-    }+ver\r\n:20609\r\n+tags\r\n*3\r\n${bulk("a")}${bulk("bb")}${bulk("ccc")}`;
+    }+ver\r\n:20812\r\n%2\r\n+name\r\n${bulk("json")}+ver\r\n:20609\r\n+tags\r\n*3\r\n${bulk("a")}${
+      bulk("bb")
+    }${bulk("ccc")}`;
   for (let round = 0; round < 4; round++) {
     for (let i = 0; i < 2000; i++) add("+OK\r\n");
     for (let i = 0; i < 2000; i++) add(`:${1000 + i * 37}\r\n`);
@@ -138,11 +138,7 @@ function compare(cases: Case[]): Map<string, Stat> {
 }
 
 const fmt = (n: number) =>
-  n >= 1e6
-    ? `${(n / 1e6).toFixed(2)}M`
-    : n >= 1e3
-    ? `${(n / 1e3).toFixed(0)}k`
-    : n.toFixed(0);
+  n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(0)}k` : n.toFixed(0);
 
 // ---- contenders ------------------------------------------------------------------------------
 
@@ -164,15 +160,12 @@ async function loadOurs(): Promise<Any> {
 function loadNodeRedis(): Any {
   try {
     const { Decoder } = require("@redis/client/dist/lib/RESP/decoder.js");
-    const encodeCommand =
-      require("@redis/client/dist/lib/RESP/encoder.js").default;
+    const encodeCommand = require("@redis/client/dist/lib/RESP/encoder.js").default;
     const version = require("@redis/client/package.json").version;
     return { Decoder, encodeCommand, version };
   } catch (e) {
     console.log(
-      `node-redis: cannot load @redis/client from bench/node_modules: ${
-        (e as Error).message
-      }`,
+      `node-redis: cannot load @redis/client from bench/node_modules: ${(e as Error).message}`,
     );
     return undefined;
   }
@@ -188,9 +181,9 @@ const buffers = chunks(bytes, CHUNK, true);
 
 console.log(`# RESP micro-benchmarks (${runtime})\n`);
 console.log(
-  `- corpus: ${
-    (bytes.length / 1e6).toFixed(2)
-  } MB, ${replies} replies, fed in ${CHUNK / 1024} KB chunks (${mix})`,
+  `- corpus: ${(bytes.length / 1e6).toFixed(2)} MB, ${replies} replies, fed in ${
+    CHUNK / 1024
+  } KB chunks (${mix})`,
 );
 console.log(
   `- ${ROUNDS} interleaved rounds of ${DURATION} ms per case, median; node-redis ${
@@ -256,9 +249,9 @@ if (decodeCases.length) {
   const x = r.get("node-redis Decoder");
   for (const [name, s] of r) {
     lines.push(
-      `| decode mixed corpus | ${name} | ${fmt(s.perSec)} replies/s | ${
-        s.mbPerSec.toFixed(0)
-      } | ${name.startsWith("ours") ? ratio(o, x) : ""} |`,
+      `| decode mixed corpus | ${name} | ${fmt(s.perSec)} replies/s | ${s.mbPerSec.toFixed(0)} | ${
+        name.startsWith("ours") ? ratio(o, x) : ""
+      } |`,
     );
   }
 }
@@ -268,8 +261,7 @@ for (const size of [16, 1024]) {
   const keys = Array.from({ length: 100 }, (_, i) => `key:${i}`);
   const cases: Case[] = [];
   const frameBytes = (() => {
-    const one =
-      `*3\r\n$3\r\nSET\r\n$5\r\nkey:0\r\n$${size}\r\n${value}\r\n`.length;
+    const one = `*3\r\n$3\r\nSET\r\n$5\r\nkey:0\r\n$${size}\r\n${value}\r\n`.length;
     return one * 100; // approximately: key lengths vary by one byte
   })();
   if (ours) {
@@ -317,11 +309,9 @@ for (const size of [16, 1024]) {
   const o = [...r.entries()].find(([k]) => k.startsWith("ours"))?.[1];
   for (const [name, s] of r) {
     lines.push(
-      `| encode SET ${size === 16 ? "16 B" : "1 KB"} | ${name} | ${
-        fmt(s.perSec)
-      } cmds/s | ${s.mbPerSec.toFixed(0)} | ${
-        name.startsWith("ours") ? "" : ratio(o, s)
-      } |`,
+      `| encode SET ${size === 16 ? "16 B" : "1 KB"} | ${name} | ${fmt(s.perSec)} cmds/s | ${
+        s.mbPerSec.toFixed(0)
+      } | ${name.startsWith("ours") ? "" : ratio(o, s)} |`,
     );
   }
 }

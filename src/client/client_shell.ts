@@ -17,7 +17,6 @@ import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
 import { BinaryView } from "./_binary_view.ts";
 import { cursorIterator } from "./_cursor.ts";
-import type { GroupCommand } from "./_node.ts";
 import { Pipeline, type QueuedCommand, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import type { TypedEventListener } from "./events.ts";
@@ -43,6 +42,16 @@ export interface SendCommandOptions {
    * reply is discarded; a blocking one's exclusive connection is closed.
    */
   signal?: AbortSignal;
+}
+
+/** One command of a transaction's group (`MULTI`, the commands, `EXEC`), as a core queues it. */
+export interface GroupCommand {
+  /** The command and its arguments. */
+  args: RedisArgument[];
+  /** The reply transform, if any. */
+  transform: Transform | undefined;
+  /** `FLAG_*` bits. */
+  flags: number;
 }
 
 /** Options of the `scan` family of iterators. */
