@@ -5,7 +5,7 @@ import type { WatchSession } from "../client/watch_session.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { QueuedCommand } from "../client/pipeline.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
-import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
@@ -54,6 +54,8 @@ export class MultiDbCore implements ClientCore {
   #attempts = 0;
   #lastAttemptAt = -Infinity;
   #noTargetLoggedAt = -Infinity;
+  /** Until when `forceActiveDatabase` holds the other databases out. */
+  #forcedUntil = -Infinity;
   /** Bumped each time another database becomes active (cursor walks check it). */
   #generation = 0;
 
@@ -76,11 +78,18 @@ export class MultiDbCore implements ClientCore {
     for (const r of resolved) this.#checkUnique(r.name, r.clientOptions, resolved);
     for (const r of resolved) this.#dbs.push(this.#newDatabase(r));
     this.#executor = new CommandExecutor({
-      acquire: () => this.#acquire(),
+      acquire: (blocking) => this.#acquire(blocking),
       record: (db, e) => this.#record(db, e),
-      success: (db) => {
-        db.detector.success();
+      success: (db, blocking) => {
+        // A blocking command was let through without the half-open trial: its success says
+        // nothing the trial will not (and must not close the breaker under the trial).
+        if (!blocking) db.detector.success();
         db.lastSuccessAt = this.#o.clock.now();
+        // Served again (also in place, without a switch): the next outage counts from 1.
+        if (this.#attempts !== 0) {
+          this.#attempts = 0;
+          this.#lastAttemptAt = -Infinity;
+        }
       },
       current: () => this.#active,
       sleep: (ms) => this.#sleep(ms),
@@ -267,6 +276,7 @@ export class MultiDbCore implements ClientCore {
       );
       this.#emit("health", { database: db.name, health, error: r.error });
     }
+    if (r.healthy) this.#recovered(db);
     if (!this.#initialized || this.#closed || this.#switching) return;
     const active = this.#active;
     if (db === active && !r.healthy) {
@@ -284,6 +294,26 @@ export class MultiDbCore implements ClientCore {
         active.circuit === "closed";
       if (!activeUsable) this.#background(this.#failover(active, "HEALTH_CHECK"));
     }
+  }
+
+  /**
+   * `db` passed its health check. Its breaker may still be open (tripped, or held for the grace
+   * period after it was failed away from): while no other database can serve, holding it out
+   * would fail every command for the rest of the grace period although it is healthy, so it
+   * serves again now. With another database serving, the grace period stands (flap
+   * protection); a hold made by `forceActiveDatabase` stands too.
+   */
+  #recovered(db: Database): void {
+    const c = db.circuit;
+    if (c === "closed" || c === "half-open" || this.#closed) return;
+    const now = this.#o.clock.now();
+    if (now < this.#forcedUntil && db !== this.#active) return;
+    if (this.#dbs.some((d) => d !== db && d.usable(now))) return;
+    this.#logger.debug(
+      `multi-db: "${db.name}" is healthy and no other database can serve: its circuit closes`,
+    );
+    db.graceUntil = 0;
+    db.detector.breaker.reset();
   }
 
   #background(p: Promise<unknown>): void {
@@ -400,7 +430,7 @@ export class MultiDbCore implements ClientCore {
     this.#background(this.#switchTo(target.db, "FAILBACK", false));
   }
 
-  async #acquire(): Promise<Database> {
+  async #acquire(blocking: boolean): Promise<Database> {
     for (let round = 0;; round++) {
       if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
       if (!this.#initialized) await this.#ensureInit();
@@ -408,11 +438,21 @@ export class MultiDbCore implements ClientCore {
       const db = this.#active;
       // An active database whose health check failed serves only inside a maintenance window
       // (or while no other is usable: then the failover below reports it).
-      if (db !== undefined && this.#serves(db) && db.detector.acquire()) return db;
+      if (db !== undefined && this.#serves(db) && this.#grants(db, blocking)) return db;
       if (round > this.#dbs.length) throw this.#unavailable();
       const reason = db !== undefined && !this.#serves(db) ? "HEALTH_CHECK" : "CIRCUIT_BREAKER";
       if (!(await this.#failover(db, reason))) throw this.#unavailable();
     }
+  }
+
+  /**
+   * Whether `db`'s breaker lets a command through. A blocking command is never the half-open
+   * trial (one `BLPOP q 0` would hold it, and every other command be refused, for as long as it
+   * blocks): half-open lets it pass beside the trial.
+   */
+  #grants(db: Database, blocking: boolean): boolean {
+    if (blocking && db.detector.breaker.state === "half-open") return true;
+    return db.detector.acquire();
   }
 
   #serves(db: Database): boolean {
@@ -524,6 +564,7 @@ export class MultiDbCore implements ClientCore {
     await this.#switchTo(db, "FORCED", false);
     const now = this.#o.clock.now();
     for (const d of this.#dbs) if (d !== db) d.hold(durationMs, now);
+    this.#forcedUntil = Math.max(this.#forcedUntil, now + durationMs);
   }
 
   /**
@@ -591,14 +632,20 @@ export class MultiDbCore implements ClientCore {
     flags: number,
     blockMs?: number,
   ): Promise<unknown> {
-    return this.#executor.run((db) => db.client._run(args, transform, flags, blockMs));
+    return this.#executor.run(
+      (db) => db.client._run(args, transform, flags, blockMs),
+      (flags & FLAG_BLOCKING) !== 0,
+    );
   }
 
   send(args: RedisArgument[], flags: number, options: SendCommandOptions): Promise<unknown> {
     const o: SendCommandOptions = (flags & FLAG_BINARY) !== 0 && !options.binary
       ? { ...options, binary: true }
       : options;
-    return this.#executor.run((db) => db.client.sendCommand(args, o));
+    return this.#executor.run(
+      (db) => db.client.sendCommand(args, o),
+      options.blockMs !== undefined,
+    );
   }
 
   /** Replays a recorded pipeline on the active database; whole again only if nothing was written. */
@@ -715,8 +762,10 @@ function skipIdleCheck(
   interval: number,
   checkActive: "always" | "idle" | undefined,
 ): boolean {
+  // With a client-side cache, a "served" read may have come from memory and proves nothing
+  // about the server (a blackholed database would never be checked): check on every interval.
   return db === active && checkActive === "idle" &&
-    db.clock.now() - db.lastSuccessAt < interval;
+    db.clock.now() - db.lastSuccessAt < interval && db.client.cacheStats?.() === undefined;
 }
 
 /** What makes two databases the same: their endpoint (or cluster seed list). */

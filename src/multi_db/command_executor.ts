@@ -42,12 +42,16 @@ export function wasNotWritten(error: unknown): boolean {
 
 /** @internal What the executor needs of the client. */
 export interface ExecutorHost {
-  /** The active database, its breaker having granted the call; throws when none can serve. */
-  acquire(): Promise<Database>;
+  /**
+   * The active database, its breaker having granted the call; throws when none can serve.
+   * `blocking`: a command that may hold its connection for long (BLPOP, XREAD BLOCK), which
+   * must not be a half-open breaker's one trial call.
+   */
+  acquire(blocking: boolean): Promise<Database>;
   /** Records a failure of `db` (and fails over when it opens the breaker). */
   record(db: Database, error: unknown): Promise<void>;
-  /** Records a success of `db`. */
-  success(db: Database): void;
+  /** Records a success of `db` (`blocking`: the command was not the breaker's trial). */
+  success(db: Database, blocking: boolean): void;
   /** The active database now. */
   current(): Database | undefined;
   /** Waits `ms`; rejects when the client closes meanwhile. */
@@ -106,12 +110,12 @@ export class CommandExecutor {
    * `retryOnFailover`), else on the same one after a backoff, `maxAttempts` attempts in all.
    * Anything else is thrown as is.
    */
-  async run<T>(op: (db: Database) => Promise<T>): Promise<T> {
+  async run<T>(op: (db: Database) => Promise<T>, blocking = false): Promise<T> {
     const host = this.#host;
     let attempts = 0;
     let moves = 0;
     for (;;) {
-      const db = await host.acquire();
+      const db = await host.acquire(blocking);
       let value: T;
       try {
         value = await op(db);
@@ -131,7 +135,7 @@ export class CommandExecutor {
         await host.sleep(commandRetryDelay(attempts, this.#s.retry, this.#s.random));
         continue;
       }
-      host.success(db);
+      host.success(db, blocking);
       return value;
     }
   }

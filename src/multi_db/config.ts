@@ -76,7 +76,9 @@ export interface HealthCheckOptions {
   policy?: HealthCheckPolicy;
   /**
    * When the active database is checked: `"always"`, or `"idle"` (only when it answered no
-   * command during the last interval; the failure detector watches it otherwise).
+   * command during the last interval; the failure detector watches it otherwise). With the
+   * client-side cache on, `"idle"` checks on every interval too: a read answered from memory
+   * says nothing about the server.
    * @default {"always"}
    */
   checkActive?: "always" | "idle";

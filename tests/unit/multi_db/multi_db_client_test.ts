@@ -3,89 +3,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  type DatabaseClient,
-  type DatabaseClientOptions,
-  MultiDbClient,
-  type MultiDbClientOptions,
   PermanentlyUnavailableError,
-  type SwitchEventDetail,
   TemporarilyUnavailableError,
 } from "../../../src/multi_db/mod.ts";
 import { ConnectionError } from "../../../src/errors.ts";
-import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
-import { ManualClock } from "../connection/_manual_clock.ts";
-
-/** An in-memory server: up or down, a few commands. */
-class FakeServer {
-  up = true;
-  readonly data = new Map<string, string>();
-  commands = 0;
-  answer(args: RedisArgument[]): Promise<RespValue> {
-    this.commands++;
-    if (!this.up) {
-      return Promise.reject(
-        new ConnectionError("Cannot get the reply: the connection was lost", { written: true }),
-      );
-    }
-    const [name, key, value] = args.map(String);
-    switch (name!.toUpperCase()) {
-      case "PING":
-        return Promise.resolve("PONG");
-      case "SET":
-        this.data.set(key!, value!);
-        return Promise.resolve("OK");
-      case "GET":
-        return Promise.resolve(this.data.get(key!) ?? null);
-      case "INCR": {
-        const n = Number(this.data.get(key!) ?? 0) + 1;
-        this.data.set(key!, String(n));
-        return Promise.resolve(n);
-      }
-      default:
-        return Promise.reject(new Error(`fake: ${name} not supported`));
-    }
-  }
-}
-
-function fakeFactory(servers: Map<string, FakeServer>) {
-  return (o: DatabaseClientOptions): DatabaseClient => {
-    const server = servers.get(o.url!)!;
-    const unused = () => Promise.reject(new Error("fake: unused"));
-    return {
-      _run: (args, transform) => server.answer(args).then((r) => (transform ? transform(r) : r)),
-      sendCommand: (args) => server.answer(args),
-      multi: () => {
-        throw new Error("fake: unused");
-      },
-      watch: unused,
-      subscribe: () => Promise.resolve({ unsubscribe: () => Promise.resolve() }),
-      psubscribe: unused,
-      ssubscribe: unused,
-      close: () => Promise.resolve(),
-      addEventListener: () => {},
-      removeEventListener: () => {},
-    };
-  };
-}
-
-function setup(extra: Partial<MultiDbClientOptions> = {}) {
-  const clock = new ManualClock(0);
-  const a = new FakeServer();
-  const b = new FakeServer();
-  const servers = new Map([["redis://a:1", a], ["redis://b:1", b]]);
-  const client = new MultiDbClient({
-    databases: [
-      { url: "redis://a:1", name: "a", weight: 2 },
-      { url: "redis://b:1", name: "b", weight: 1 },
-    ],
-    createClient: fakeFactory(servers),
-    clock,
-    ...extra,
-  });
-  const seen: (SwitchEventDetail & { at: number })[] = [];
-  client.addEventListener("switch", (e) => seen.push({ ...e.detail, at: clock.now() }));
-  return { clock, a, b, client, seen };
-}
+import { setup } from "./_fake_databases.ts";
 
 describe("MultiDbClient timing with the reference defaults (manual clock)", () => {
   it("health check every 5 s, failover on its failure, failback at the 120 s check after the 60 s grace", async () => {
