@@ -52,6 +52,47 @@ export interface LagAwareHealthCheckOptions {
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
   /** Where to log why a check failed. @default {silent} */
   logger?: Logger;
+  /**
+   * Largest database list (`GET /v1/bdbs`) read, in bytes: a larger one fails the check
+   * instead of being read whole (parsing a huge body would block the event loop past the
+   * probe's timeout).
+   * @default {1048576}
+   */
+  maxBodyBytes?: number;
+}
+
+/** Reads a response body as text, at most `max` bytes; past that it is cancelled. */
+async function cappedText(res: Response, max: number, signal: AbortSignal): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (declared > max) {
+    await res.body?.cancel();
+    throw new Error(`the database list is ${declared} bytes, more than maxBodyBytes (${max})`);
+  }
+  const reader = res.body?.getReader();
+  if (reader === undefined) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    if (signal.aborted) {
+      await reader.cancel();
+      throw signal.reason;
+    }
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw new Error(`the database list is more than maxBodyBytes (${max}) bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }
 
 interface BdbEndpoint {
@@ -144,6 +185,12 @@ export function lagAwareHealthCheck(
   const root = base.href.replace(/\/+$/, "");
   const auth = `Basic ${btoa(`${options.username}:${options.password}`)}`;
   let cachedUid = options.uid;
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  if (!(Number.isInteger(maxBody) && maxBody > 0)) {
+    throw new RangeError(
+      `Cannot use maxBodyBytes ${String(options.maxBodyBytes)}: expected a positive integer`,
+    );
+  }
   let fetcher = options.fetch;
   let owned: TlsFetch | undefined;
   const logger = options.logger;
@@ -172,7 +219,14 @@ export function lagAwareHealthCheck(
           await res.body?.cancel();
           throw new Error(`listing the databases answered HTTP ${res.status}`);
         }
-        cachedUid = findUid(await res.json(), host, target.endpoint?.port);
+        const text = await cappedText(res, maxBody, target.signal);
+        let list: unknown;
+        try {
+          list = JSON.parse(text);
+        } catch {
+          throw new Error("the database list is not JSON");
+        }
+        cachedUid = findUid(list, host, target.endpoint?.port);
         if (cachedUid === undefined) {
           throw new Error(`no database with the endpoint "${host}" is listed`);
         }

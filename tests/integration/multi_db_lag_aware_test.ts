@@ -1,6 +1,7 @@
 // Lag-aware health checks against the simulator's mock of the Redis Software REST API.
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import {
   lagAwareHealthCheck,
   type LagAwareHealthCheckOptions,
@@ -168,6 +169,55 @@ describe("MultiDbClient lag-aware health check", () => {
     assert.equal(await c.set("k", "v"), "OK");
     assert.equal(c.databases()[1]!.health, "healthy");
     await c.close();
+  });
+
+  it("a database list larger than maxBodyBytes fails the check without being read whole", async () => {
+    // 50 MB of a JSON array, streamed (no content-length), and once with a content-length.
+    let written = 0;
+    const server = createServer((req, res) => {
+      const declared = req.url?.includes("declared") ?? false;
+      const size = 50 * 1024 * 1024;
+      res.writeHead(200, {
+        "content-type": "application/json",
+        ...(declared ? { "content-length": String(size) } : {}),
+      });
+      const chunk = new TextEncoder().encode(`[${" ".repeat(64 * 1024 - 1)}`);
+      const pump = () => {
+        while (written < size && !res.destroyed) {
+          written += chunk.byteLength;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      res.on("error", () => {});
+      pump();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as { port: number };
+    try {
+      for (const path of ["", "/declared"]) {
+        written = 0;
+        const strategy = lagAwareHealthCheck({
+          restUrl: `http://127.0.0.1:${port}${path}`,
+          username: "u",
+          password: PASSWORD,
+          maxBodyBytes: 256 * 1024,
+        });
+        const target = {
+          database: "east",
+          endpoint: { host: "127.0.0.1", port: 1 },
+          client: undefined as never,
+          timeout: 10_000,
+          signal: new AbortController().signal,
+        };
+        await assert.rejects(strategy(target), /more than maxBodyBytes \(262144\)|262144\)/);
+        strategy.close();
+        assert.ok(written < 50 * 1024 * 1024, `the server wrote only part (${written} bytes)`);
+      }
+    } finally {
+      server.closeAllConnections?.();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it("refuses bad options", () => {
