@@ -5,7 +5,7 @@
 import type { Endpoint } from "../connection/connection.ts";
 import { RedisClient } from "../client/redis_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
-import { ReplyError } from "../errors.ts";
+import { ClosedError, ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { PubSubListener } from "../client/subscription.ts";
 
@@ -18,6 +18,12 @@ export interface Probe {
   sentinel(endpoint: Endpoint, commands: RedisArgument[][]): Promise<RespValue[]>;
   /** The same for a data node, with the data connections' credentials and TLS. */
   node(endpoint: Endpoint, commands: RedisArgument[][]): Promise<RespValue[]>;
+  /**
+   * Ends every round under way (their clients are destroyed: they reject with `ClosedError`)
+   * and refuses new ones: a discovery stops at once instead of asking one silent sentinel
+   * after another.
+   */
+  close(): Promise<void>;
 }
 
 /** A connection to one sentinel that stays open: the monitor's. */
@@ -86,9 +92,29 @@ async function ask(client: RedisClient, commands: RedisArgument[][]): Promise<Re
 
 /** The probe of a sentinel client: one short-lived client per round. */
 export function createProbe(s: DialSettings): Probe {
+  const live = new Set<RedisClient>();
+  let closed = false;
+  const round = async (
+    which: "sentinel" | "node",
+    endpoint: Endpoint,
+    commands: RedisArgument[][],
+  ): Promise<RespValue[]> => {
+    if (closed) throw new ClosedError("Cannot ask: the client is closed", { written: false });
+    const client = clientFor(s, endpoint, which, false);
+    live.add(client);
+    try {
+      return await ask(client, commands);
+    } finally {
+      live.delete(client);
+    }
+  };
   return {
-    sentinel: (endpoint, commands) => ask(clientFor(s, endpoint, "sentinel", false), commands),
-    node: (endpoint, commands) => ask(clientFor(s, endpoint, "node", false), commands),
+    sentinel: (endpoint, commands) => round("sentinel", endpoint, commands),
+    node: (endpoint, commands) => round("node", endpoint, commands),
+    async close() {
+      closed = true;
+      await Promise.all([...live].map((c) => c.destroy()));
+    },
   };
 }
 

@@ -42,6 +42,12 @@ export interface SentinelSwitchDetail {
   reason: string;
 }
 
+/**
+ * Switches named within this many ms of the last one followed are coalesced: a flapping
+ * `+switch-master` makes a few moves, not one per event.
+ */
+const SETTLE_MS = 250;
+
 /** Longest wait, in ms, for the commands written to the old node before the move. */
 const DRAIN_CAP = 1000;
 
@@ -62,6 +68,11 @@ export class SentinelCore implements ClientCore {
   #discovering: Promise<void> | undefined;
   #moving: Promise<void> = Promise.resolve();
   #checking: Promise<void> | undefined;
+  /** The switch being followed, and the latest one named while it runs. */
+  #following: Promise<void> | undefined;
+  #latest: { to: Endpoint; reason: string } | undefined;
+  #lastFollowAt = -Infinity;
+  #settleWait: { timer: ReturnType<typeof setTimeout>; resolve: () => void } | undefined;
   #refusal: { from: Endpoint; promise: Promise<boolean>; resolve(v: boolean): void } | undefined;
   #refusalTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
@@ -183,9 +194,21 @@ export class SentinelCore implements ClientCore {
   }
 
   async #firstDiscovery(): Promise<void> {
-    const found = this.#s.role === "master"
-      ? await discoverMaster(this.#discoveryContext())
-      : await this.#pickReplica([]);
+    let found: { master: Endpoint; sentinel: Endpoint };
+    try {
+      found = this.#s.role === "master"
+        ? await discoverMaster(this.#discoveryContext())
+        : await this.#pickReplica([]);
+    } catch (e) {
+      // Ended by close(): what waited for it learns that, not which sentinels failed.
+      if (this.#closed) {
+        throw new ClosedError("Cannot send the command: the client is closed", {
+          cause: e,
+          written: false,
+        });
+      }
+      throw e;
+    }
     if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
     this.#target = found.master;
     this.#exec.node.setEndpoint(found.master);
@@ -326,7 +349,46 @@ export class SentinelCore implements ClientCore {
   }
 
   /** A new master named by an event: verify it with ROLE, then move; else ask everyone. */
-  async #followSwitch(to: Endpoint, reason: string): Promise<void> {
+  /**
+   * Follows the master an event names. Events that arrive while one is being followed are
+   * coalesced: only the latest is followed next (a flapping `+switch-master` would otherwise
+   * make one move, and new connections, per event).
+   */
+  #followSwitch(to: Endpoint, reason: string): Promise<void> {
+    this.#latest = { to, reason };
+    return this.#following ??= (async () => {
+      try {
+        while (this.#latest !== undefined && !this.#closed) {
+          // The first switch is followed at once; one named within SETTLE_MS of the last
+          // move waits out the rest of it, and then only the latest named is followed.
+          const wait = this.#lastFollowAt + SETTLE_MS - Date.now();
+          if (wait > 0) await this.#settle(wait);
+          const next = this.#latest;
+          if (next === undefined || this.#closed) break;
+          this.#latest = undefined;
+          this.#lastFollowAt = Date.now();
+          await this.#followOne(next.to, next.reason);
+        }
+      } finally {
+        this.#following = undefined;
+      }
+    })();
+  }
+
+  /** Waits `ms`, or until close. */
+  #settle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#settleWait = {
+        timer: startTimer(() => {
+          this.#settleWait = undefined;
+          resolve();
+        }, ms),
+        resolve,
+      };
+    });
+  }
+
+  async #followOne(to: Endpoint, reason: string): Promise<void> {
     if (sameEndpoint(to, this.#target)) return;
     try {
       const [role] = await this.#probe.node(to, [["ROLE"]]);
@@ -469,18 +531,28 @@ export class SentinelCore implements ClientCore {
 
   async close(): Promise<void> {
     this.#shutdown();
-    await Promise.allSettled([this.#discovering, this.#checking, this.#moving]);
+    // A discovery under way stops at once (its round is destroyed, later rounds refused)
+    // instead of asking one silent sentinel after another.
+    await this.#probe.close();
+    await Promise.allSettled([this.#discovering, this.#checking, this.#moving, this.#following]);
     await this.#monitor.close();
     await this.#exec.close();
   }
 
   destroy(): void {
     this.#shutdown();
+    this.#probe.close().catch(() => {});
     this.#exec.destroy();
   }
 
   #shutdown(): void {
     this.#closed = true;
     this.#settleRefusal(false);
+    const w = this.#settleWait;
+    this.#settleWait = undefined;
+    if (w !== undefined) {
+      stopTimer(w.timer);
+      w.resolve();
+    }
   }
 }

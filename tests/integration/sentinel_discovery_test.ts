@@ -3,13 +3,15 @@
 // and the errors of bad input.
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConnectionError, ReplyError } from "../../src/errors.ts";
+import { ClosedError, ConnectionError, ReplyError } from "../../src/errors.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
-import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
+import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 import { makeCerts, type TestCerts } from "../_helpers/tls.ts";
 import { startFakeServer } from "../_helpers/fake_server.ts";
+import { RespDecoder } from "../../src/resp/mod.ts";
+import { waitFor } from "../_helpers/load.ts";
 import { rmSync } from "node:fs";
 
 /** A sentinel of its own that monitors `name` at `port`: it names that address as the master. */
@@ -227,6 +229,114 @@ describe("sentinel client: discovery and the standalone API", () => {
     } finally {
       await client.close();
       await silent.close();
+    }
+  });
+
+  it("close() during a discovery of silent sentinels ends it at once; the waiting command gets ClosedError", async () => {
+    // Five sentinels that accept and never answer: asking them in turn takes 5 x 2 s.
+    const silent = await Promise.all([1, 2, 3, 4, 5].map(() => startFakeServer(() => {})));
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: silent.map((s) => s.url),
+      sentinelTimeout: 2000,
+    });
+    try {
+      const pending = client.get("k").then(() => undefined, (e) => e);
+      await sleep(100); // the first sentinel is being asked
+      const closed = client.close().then(() => "closed");
+      const timer = sleep(3000).then(() => "timer");
+      assert.equal(
+        await Promise.race([closed, timer]),
+        "closed",
+        "close() waited for the discovery",
+      );
+      const e = await pending;
+      assert.ok(e instanceof ClosedError, `the waiting command got ${e}`);
+    } finally {
+      await client.close();
+      await Promise.all(silent.map((s) => s.close()));
+    }
+  });
+
+  it("a flood of +switch-master events is coalesced: a handful of moves, ending on the last named", async () => {
+    // A fake sentinel (RESP2) naming the real master, whose event channel floods with switches
+    // between the master and another (standalone) server.
+    const master = await group.masterAddress();
+    const other = await startRedis();
+    const subscribers = new Set<import("node:net").Socket>();
+    const bulk = (x: string) => `$${new TextEncoder().encode(x).length}\r\n${x}\r\n`;
+    const arr = (xs: string[]) => `*${xs.length}\r\n${xs.map(bulk).join("")}`;
+    const fake = await startFakeServer((socket, chunk) => {
+      const decoder = new RespDecoder({
+        onReply: (v) => {
+          const args = (v as unknown[]).map(String);
+          const cmd = args.map((a) => a.toUpperCase()).join(" ");
+          if (cmd.startsWith("SENTINEL GET-MASTER-ADDR-BY-NAME")) {
+            socket.write(arr([master.host, String(master.port)]));
+          } else if (cmd.startsWith("SENTINEL SENTINELS")) {
+            socket.write("*0\r\n");
+          } else if (args[0]!.toUpperCase() === "SUBSCRIBE") {
+            args.slice(1).forEach((ch, i) =>
+              socket.write(`*3\r\n${bulk("subscribe")}${bulk(ch)}:${i + 1}\r\n`)
+            );
+            subscribers.add(socket);
+          } else if (args[0]!.toUpperCase() === "PING") {
+            socket.write("+PONG\r\n");
+          } else {
+            socket.write("+OK\r\n");
+          }
+        },
+        onPush: () => {},
+      });
+      decoder.feed(chunk);
+    });
+    const logs: string[] = [];
+    const log = (m: string) => void logs.push(m);
+    const client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: [fake.url],
+      protocol: 2,
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
+    try {
+      const switches: string[] = [];
+      client.addEventListener("switch", (e) => {
+        if (e.detail.from !== undefined) switches.push(`${e.detail.to.port}`);
+      });
+      await client.set("k", "v");
+      await waitFor(
+        () => logs.some((l) => l.includes("subscribed to the events")),
+        5000,
+        "the monitor's subscription",
+      );
+      const name = group.masterName;
+      const m = `${master.host} ${master.port}`;
+      const o = `127.0.0.1 ${other.port}`;
+      // Flapping over about a second, as a sentinel set that cannot agree would.
+      for (let i = 0; i < 400; i++) {
+        const [from, to] = i % 2 === 0 ? [m, o] : [o, m];
+        for (const s of subscribers) {
+          s.write(arr(["message", "+switch-master", `${name} ${from} ${to}`]));
+        }
+        if (i % 4 === 3) await sleep(10);
+      }
+      // The last event named the master: the client ends there.
+      await waitFor(
+        () => client.endpoint?.port === master.port && switches.length > 0,
+        10_000,
+        `the client to settle on the master (at ${client.endpoint?.port}, moves ${
+          switches.join(",")
+        }, subscribers ${subscribers.size})`,
+      );
+      await sleep(500);
+      assert.equal(client.endpoint?.port, master.port);
+      // Before: one move (and new connections) per event, 273-393 of them for 400 events.
+      assert.ok(switches.length <= 10, `${switches.length} moves for 400 events`);
+      assert.equal(await client.get("k"), "v");
+    } finally {
+      await client.close();
+      await fake.close();
+      await other.stop();
     }
   });
 
