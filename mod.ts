@@ -62,6 +62,7 @@ export type {
 } from "./src/maintenance/controller.ts";
 export type { ResolvedMaintenanceOptions } from "./src/maintenance/options.ts";
 export type { EndpointType, MaintenanceMode } from "./src/maintenance/options.ts";
+export type { Endpoint } from "./src/endpoint.ts";
 export type { HostPort } from "./src/maintenance/endpoint.ts";
 export {
   type PubSubListener,

@@ -16,12 +16,11 @@ import { FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
 import {
   Connection,
   type ConnectionHooks,
-  type Endpoint,
   FLAG_SUBSCRIBE,
-  formatEndpoint,
   type HandoffResult,
   type HandshakeStep,
 } from "../connection/connection.ts";
+import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";

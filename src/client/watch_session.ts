@@ -6,7 +6,8 @@
 
 import { RedisCommands } from "../commands/commands.ts";
 import type { Transform } from "../commands/_command.ts";
-import { type Connection, formatEndpoint } from "../connection/connection.ts";
+import type { Connection } from "../connection/connection.ts";
+import { formatEndpoint } from "../endpoint.ts";
 import { ClosedError, ConnectionError } from "../errors.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { Transaction } from "./pipeline.ts";

@@ -7,7 +7,7 @@ import { ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
 import type { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
-import { type Endpoint, formatEndpoint } from "./endpoint.ts";
+import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_SUBSCRIBE } from "./flags.ts";
 import type { HandshakeStep } from "./_handshake.ts";
 import { Link } from "./_link.ts";

@@ -11,7 +11,8 @@ import type {
   MaintenanceWindowKind,
   WindowClosedDecision,
 } from "./decision.ts";
-import { formatEndpoint, type HostPort } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
+import { endpointKeyOf } from "./endpoint.ts";
 import {
   type MaintenanceNotification,
   type MalformedMaintenanceNotification,
@@ -82,7 +83,7 @@ export interface EndpointWindowSnapshot {
   /** Sequence number of the latest MOVING for it. */
   seq: number;
   /** The pinned target, or `null` when the server gave none. */
-  target: HostPort | null;
+  target: Endpoint | null;
   /** Clock time (ms) it opened. */
   openedAt: number;
   /** Clock time (ms) it ends. */
@@ -128,7 +129,7 @@ interface ConnectionState<C> {
 interface EndpointWindow {
   endpoint: string;
   seq: number;
-  target: HostPort | null;
+  target: Endpoint | null;
   openedAt: number;
   end: number;
   reconnectAt: number | undefined;
@@ -275,8 +276,8 @@ export class MaintenanceController<C = string> {
    * controller.attach("conn-1", "127.0.0.1:6379"); // []
    * ```
    */
-  attach(connection: C, endpoint: string | HostPort): MaintenanceDecision<C>[] {
-    const key = formatEndpoint(endpoint);
+  attach(connection: C, endpoint: string | Endpoint): MaintenanceDecision<C>[] {
+    const key = endpointKeyOf(endpoint);
     const existing = this.#connections.get(connection);
     if (existing !== undefined) {
       existing.endpoint = key;
@@ -550,7 +551,7 @@ export class MaintenanceController<C = string> {
    * ```
    */
   timeoutForEndpoint(
-    endpoint: string | HostPort,
+    endpoint: string | Endpoint,
     configured: number,
     options?: TimeoutForOptions,
   ): number {
@@ -572,8 +573,8 @@ export class MaintenanceController<C = string> {
    * controller.movingTarget("127.0.0.1:6379"); // undefined
    * ```
    */
-  movingTarget(endpoint: string | HostPort): HostPort | undefined {
-    const w = this.#openWindow(formatEndpoint(endpoint));
+  movingTarget(endpoint: string | Endpoint): Endpoint | undefined {
+    const w = this.#openWindow(endpointKeyOf(endpoint));
     return w?.target === null || w === undefined ? undefined : { ...w.target };
   }
 
@@ -591,8 +592,8 @@ export class MaintenanceController<C = string> {
    * controller.isEndpointInWindow("127.0.0.1:6379"); // false
    * ```
    */
-  isEndpointInWindow(endpoint: string | HostPort): boolean {
-    return this.#openWindow(formatEndpoint(endpoint)) !== undefined;
+  isEndpointInWindow(endpoint: string | Endpoint): boolean {
+    return this.#openWindow(endpointKeyOf(endpoint)) !== undefined;
   }
 
   /**
@@ -628,9 +629,9 @@ export class MaintenanceController<C = string> {
    * controller.drainCap("127.0.0.1:6379"); // 5000
    * ```
    */
-  drainCap(endpoint: string | HostPort): number {
+  drainCap(endpoint: string | Endpoint): number {
     const now = this.#clock.now();
-    const w = this.#openWindow(formatEndpoint(endpoint));
+    const w = this.#openWindow(endpointKeyOf(endpoint));
     return computeDrainCap(this.#options.relaxedTimeout, w === undefined ? Infinity : w.end - now);
   }
 
@@ -773,7 +774,7 @@ export class MaintenanceController<C = string> {
     conn: ConnectionState<C>,
     seq: number,
     durationMs: number,
-    target: HostPort | null,
+    target: Endpoint | null,
     now: number,
     out: MaintenanceDecision<C>[],
   ): void {

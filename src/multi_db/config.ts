@@ -4,7 +4,7 @@
  * @module
  */
 
-import { formatEndpoint } from "../connection/endpoint.ts";
+import { type Endpoint, endpointKey, formatEndpoint } from "../endpoint.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import { systemClock } from "../_clock.ts";
 import { parseRedisUrl } from "../client/options.ts";
@@ -298,7 +298,7 @@ export interface MultiDbClock {
 export interface ResolvedDatabaseConfig {
   name: string;
   weight: number;
-  endpoint: { host: string; port: number } | undefined;
+  endpoint: Endpoint | undefined;
   healthCheck: (Required<HealthCheckOptions> & { strategy: HealthCheckStrategy }) | undefined;
   clientOptions: DatabaseClientOptions;
 }
@@ -550,7 +550,7 @@ export function resolveMultiDbOptions(o: MultiDbClientOptions): ResolvedMultiDbO
 }
 
 /** The endpoint of a database's options, or `undefined` for a cluster. */
-function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefined {
+function endpointOf(c: DatabaseConfig): Endpoint | undefined {
   if (c.nodes !== undefined) {
     if (!Array.isArray(c.nodes) || c.nodes.length === 0) {
       throw new TypeError("Cannot add the database: nodes must be a non-empty list of URLs");
@@ -562,12 +562,12 @@ function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefin
 }
 
 /** @internal `host:port` of a cluster seed given as a URL, `host:port` or `{ host, port }`. */
-export function nodeKey(n: string | { host: string; port: number }): string {
-  if (typeof n === "object" && n !== null) return formatEndpoint(n);
+export function nodeKey(n: string | Endpoint): string {
+  if (typeof n === "object" && n !== null) return endpointKey(n);
   const text = String(n);
   try {
     const u = parseRedisUrl(text.includes("://") ? text : `redis://${text}`);
-    return formatEndpoint({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
+    return endpointKey({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
   } catch {
     return text;
   }

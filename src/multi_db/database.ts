@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Endpoint } from "../endpoint.ts";
 import type { CircuitState } from "../resilience/circuit_breaker.ts";
 import type { MultiDbClock, ResolvedDatabaseConfig, ResolvedMultiDbOptions } from "./config.ts";
 import {
@@ -38,7 +39,7 @@ export interface DatabaseInfo {
   /** Its name (its endpoint unless named). */
   name: string;
   /** Host and port, for a database with one endpoint. */
-  endpoint: { host: string; port: number } | undefined;
+  endpoint: Endpoint | undefined;
   /** Its weight. */
   weight: number;
   /** Its health, from the last health check. */

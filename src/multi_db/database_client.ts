@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Endpoint } from "../endpoint.ts";
 import { RedisClient, type SendCommandOptions, type WatchSession } from "../client/redis_client.ts";
 import { RedisClusterClient } from "../cluster/cluster_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
@@ -148,7 +149,7 @@ export interface DatabaseClient {
  */
 export interface DatabaseClientOptions extends RedisClientOptions {
   /** Seed nodes of a cluster database (`redis://host:port`, `host:port` or `{ host, port }`). */
-  nodes?: (string | { host: string; port: number })[];
+  nodes?: (string | Endpoint)[];
 }
 
 /**

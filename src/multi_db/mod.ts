@@ -98,6 +98,7 @@ export type {
   MaintenanceMode,
   ResolvedMaintenanceOptions,
 } from "../maintenance/options.ts";
+export type { Endpoint } from "../endpoint.ts";
 export type { HostPort } from "../maintenance/endpoint.ts";
 export type {
   Batch,

@@ -1,14 +1,14 @@
 // The monitor: one subscription to the event channels of one sentinel, moved to the next
 // sentinel when that one goes away, and a periodic check that catches a switch whose message
 // was lost (a sentinel that died mid-failover, a subscription being re-established).
-import type { Endpoint } from "../connection/connection.ts";
+import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ConnectionError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { startTimer, stopTimer } from "../_resources.ts";
 import { unrefTimer } from "../transport/_unref_timer.ts";
 import type { SentinelSession, SessionOpener } from "./_dial.ts";
 import type { SentinelSet } from "./_discovery.ts";
-import { endpointName, parseSentinelEvent, type SentinelEvent } from "./_replies.ts";
+import { parseSentinelEvent, type SentinelEvent } from "./_replies.ts";
 
 /** The sentinel event channels the monitor listens to. */
 export const MONITOR_CHANNELS: readonly string[] = [
@@ -135,12 +135,12 @@ export class SentinelMonitor {
           return;
         }
       } catch (err) {
-        tried.push(`${endpointName(e)}: ${(err as Error).message}`);
+        tried.push(`${formatEndpoint(e)}: ${(err as Error).message}`);
         await s?.close().catch(() => {});
         continue;
       }
       this.#session = s;
-      this.#o.logger.debug(`sentinel: subscribed to the events of ${endpointName(e)}`);
+      this.#o.logger.debug(`sentinel: subscribed to the events of ${formatEndpoint(e)}`);
       const again = this.#subscribedOnce;
       this.#subscribedOnce = true;
       // Events may have been missed while no subscription was in place.
@@ -159,7 +159,7 @@ export class SentinelMonitor {
     if (this.#session !== session || this.#closed) return;
     this.#session = undefined;
     this.#o.logger.debug(
-      `sentinel: lost the connection to ${endpointName(session.endpoint)}${
+      `sentinel: lost the connection to ${formatEndpoint(session.endpoint)}${
         error ? `: ${error.message}` : ""
       }`,
     );
@@ -173,7 +173,9 @@ export class SentinelMonitor {
     if (!session || this.#closed) return Promise.resolve();
     const p = this.#o.check(session).catch((e) => {
       this.#o.logger.debug(
-        `sentinel: the check on ${endpointName(session.endpoint)} failed: ${(e as Error).message}`,
+        `sentinel: the check on ${formatEndpoint(session.endpoint)} failed: ${
+          (e as Error).message
+        }`,
       );
       this.#lost(session, e as Error);
     }).finally(() => {

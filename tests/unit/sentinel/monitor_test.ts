@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConnectionError } from "../../../src/errors.ts";
-import type { Endpoint } from "../../../src/connection/connection.ts";
+import type { Endpoint } from "../../../src/endpoint.ts";
 import type { PubSubListener } from "../../../src/client/subscription.ts";
 import type { SentinelSession } from "../../../src/sentinel/_dial.ts";
 import { SentinelSet } from "../../../src/sentinel/_discovery.ts";
