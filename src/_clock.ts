@@ -1,6 +1,10 @@
 /**
- * The one time source of the client: the current time and one-shot timers. Everything whose
- * decision depends on time takes a {@linkcode Clock}, so tests can drive it by hand.
+ * The one clock of the client: the current time and one-shot timers. Everything whose decision
+ * depends on time takes a {@linkcode Clock} (the connection, the executor and its pool, the
+ * maintenance support, the sentinel monitor, the multi-database client), so tests can drive it
+ * by hand. The pure parts (the maintenance controller, the circuit breaker) read only its time:
+ * they take `Pick<Clock, "now">` and import the type alone, so their bundles carry none of this
+ * file.
  *
  * @module
  */
@@ -11,35 +15,25 @@ import { startTimer, stopTimer } from "./_resources.ts";
 export type TimerId = unknown;
 
 /**
- * The time alone: what the pure parts (the maintenance controller, the circuit breaker) read.
- * Every {@linkcode Clock} is one.
+ * The current time and one-shot timers.
  *
  * @example
- * ```ts ignore
- * let t = 0;
- * const manual: TimeSource = { now: () => t };
+ * ```ts
+ * import type { Clock } from "@edge/redis/multi-db";
+ * const clock: Clock = {
+ *   now: () => Date.now(),
+ *   setTimer: (fn, ms) => setTimeout(fn, ms),
+ *   clearTimer: (id) => clearTimeout(id as number),
+ * };
  * ```
  */
-export interface TimeSource {
+export interface Clock {
   /**
    * The current time.
    *
    * @returns Milliseconds since the epoch (or since any fixed origin); never decreasing.
    */
   now(): number;
-}
-
-/**
- * A time source with one-shot timers.
- *
- * @example
- * ```ts ignore
- * import { systemClock } from "./_clock.ts";
- * const id = systemClock.setTimer(() => console.log("later"), 100);
- * systemClock.clearTimer(id);
- * ```
- */
-export interface Clock extends TimeSource {
   /**
    * Calls `fn` once after `ms` milliseconds.
    *

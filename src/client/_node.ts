@@ -20,6 +20,7 @@ import {
   type HandoffResult,
   type HandshakeStep,
 } from "../connection/connection.ts";
+import type { Clock } from "../_clock.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
@@ -105,6 +106,8 @@ export interface NodeExecutorOptions {
   onShardRestoreRefused?: (channel: string, error: ReplyError) => void;
   /** Prefix of connection labels in logs and maintenance events, e.g. `127.0.0.1:7000 `. */
   label?: string;
+  /** Time and timers of its connections and pool (tests drive it by hand). @default systemClock */
+  clock?: Clock;
 }
 
 /**
@@ -144,6 +147,7 @@ export class NodeExecutor {
       this.#s.maxExclusiveConnections,
       this.#s.exclusiveIdleTimeout,
       this.#s.commandTimeout,
+      options.clock,
     );
   }
 
@@ -244,6 +248,7 @@ export class NodeExecutor {
       logger: o.logger,
       hooks,
       label,
+      clock: o.clock,
     });
     m?.register(conn, {
       label,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { TimeSource } from "../_clock.ts";
+import type { Clock } from "../_clock.ts";
 import type {
   MaintenanceDecision,
   MaintenanceWindowKind,
@@ -27,18 +27,7 @@ import {
 import type { SlotRange } from "./slots.ts";
 import { computeDrainCap, effectiveTimeout } from "./timeouts.ts";
 
-/**
- * A source of the current time in milliseconds. Inject a fake one in tests; the controller
- * never reads the time any other way and never sets timers.
- *
- * @example
- * ```ts
- * import type { Clock } from "@edge/redis/maintenance";
- * let t = 0;
- * const clock: Clock = { now: () => t };
- * ```
- */
-export type Clock = TimeSource;
+export type { Clock } from "../_clock.ts";
 
 /** Options of {@linkcode MaintenanceController.timeoutFor}. */
 export interface TimeoutForOptions {
@@ -145,7 +134,7 @@ const END_OF: Record<string, ConnectionWindowKind> = {
 const MAX_SEEN = 4096;
 const MAX_SEEN_PER_CONNECTION = 256;
 
-const systemClock: Clock = { now: () => Date.now() };
+const wallTime: Pick<Clock, "now"> = { now: () => Date.now() };
 
 function remember(seen: Map<number, number>, seq: number, until: number, max: number): void {
   seen.delete(seq);
@@ -221,7 +210,7 @@ function prune(seen: Map<number, number>, now: number): void {
  */
 export class MaintenanceController<C = string> {
   readonly #options: ResolvedMaintenanceOptions;
-  readonly #clock: Clock;
+  readonly #clock: Pick<Clock, "now">;
   readonly #connections: Map<C, ConnectionState<C>> = new Map();
   readonly #windows: Map<string, EndpointWindow> = new Map();
   readonly #seen: Map<number, number> = new Map();
@@ -230,11 +219,13 @@ export class MaintenanceController<C = string> {
    * Creates a controller.
    *
    * @param options The maintenance options (validated with `resolveMaintenanceOptions`).
-   * @param clock The time source.
+   * @param clock Where the time comes from: the client's one {@linkcode Clock}, of which the
+   *   controller reads only `now` (it never reads the time any other way and sets no timers),
+   *   e.g. `{ now: () => t }` in a test.
    * @default {clock} `Date.now`
    * @throws {TypeError | RangeError} When the options are invalid.
    */
-  constructor(options?: MaintenanceOptions, clock: Clock = systemClock) {
+  constructor(options?: MaintenanceOptions, clock: Pick<Clock, "now"> = wallTime) {
     this.#options = resolveMaintenanceOptions(options);
     this.#clock = clock;
   }

@@ -6,7 +6,7 @@
 
 import { type Endpoint, endpointKey, formatEndpoint } from "../endpoint.ts";
 import type { RedisClientOptions } from "../client/options.ts";
-import { systemClock } from "../_clock.ts";
+import { type Clock, systemClock } from "../_clock.ts";
 import { parseRedisUrl } from "../client/options.ts";
 import type { DatabaseClientFactory, DatabaseClientOptions } from "./database_client.ts";
 import {
@@ -269,30 +269,25 @@ export interface MultiDbClientOptions extends Omit<RedisClientOptions, "url" | "
    * failback); tests drive it by hand.
    * @default {the system clock}
    */
-  clock?: MultiDbClock;
+  clock?: Clock;
 }
 
 /**
- * The time source and one-shot timers of a {@linkcode MultiDbClient}.
+ * The time source and one-shot timers of a {@linkcode MultiDbClient}: the client's one clock.
+ *
+ * @deprecated Use {@linkcode Clock}, the same type.
  *
  * @example
  * ```ts
- * import type { MultiDbClock } from "@edge/redis/multi-db";
- * const clock: MultiDbClock = {
+ * import type { Clock } from "@edge/redis/multi-db";
+ * const clock: Clock = {
  *   now: () => Date.now(),
  *   setTimer: (fn, ms) => setTimeout(fn, ms),
  *   clearTimer: (id) => clearTimeout(id as number),
  * };
  * ```
  */
-export interface MultiDbClock {
-  /** The current time, in ms. */
-  now(): number;
-  /** Calls `fn` once after `ms` ms; returns a handle for `clearTimer`. */
-  setTimer(fn: () => void, ms: number): unknown;
-  /** Cancels a timer; ignores `undefined` and fired timers. */
-  clearTimer(id: unknown): void;
-}
+export type MultiDbClock = Clock;
 
 /** @internal A database's settings with every default applied. */
 export interface ResolvedDatabaseConfig {
@@ -319,7 +314,7 @@ export interface ResolvedMultiDbOptions {
   retryOnFailover: boolean;
   createClient: DatabaseClientFactory | undefined;
   clientOptions: RedisClientOptions;
-  clock: MultiDbClock;
+  clock: Clock;
 }
 
 /**

@@ -74,7 +74,8 @@ export {
 } from "../resilience/circuit_breaker.ts";
 export { CircuitOpenError } from "../errors.ts";
 export type { PubSubListener, PubSubMessage } from "../client/subscription.ts";
-export type { CircuitMetrics, CircuitStateChange, Clock } from "../resilience/circuit_breaker.ts";
+export type { Clock } from "../_clock.ts";
+export type { CircuitMetrics, CircuitStateChange } from "../resilience/circuit_breaker.ts";
 export type { ConnectionError, RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 export type { RedisClientOptions } from "../client/options.ts";
 export type { SendCommandOptions, WatchSession } from "../client/redis_client.ts";
