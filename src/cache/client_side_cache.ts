@@ -20,12 +20,11 @@ import {
   FLAG_BLOCKING,
   FLAG_ERRORS_AS_VALUES,
   FLAG_READONLY,
-  type Transform,
-} from "../connection/flags.ts";
+} from "../command_flags.ts";
 import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
 import { silentLogger } from "../logger.ts";
-import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { RedisArgument, RespValue, Transform } from "../resp/types.ts";
 import { type CacheStats, CacheStore } from "./cache_store.ts";
 import { cacheableKeyOf, writtenKeys } from "./cacheable.ts";
 import {

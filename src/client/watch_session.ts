@@ -5,7 +5,7 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
-import type { Transform } from "../commands/_command.ts";
+import type { Transform } from "../commands/command_runner.ts";
 import type { Connection } from "../connection/connection.ts";
 import { formatEndpoint } from "../endpoint.ts";
 import { ClosedError, ConnectionError } from "../errors.ts";

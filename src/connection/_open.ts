@@ -8,7 +8,7 @@ import type { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
-import { FLAG_SUBSCRIBE } from "./flags.ts";
+import { FLAG_SUBSCRIBE } from "../command_flags.ts";
 import type { HandshakeStep } from "./_handshake.ts";
 import { Link } from "./_link.ts";
 import { describeTransportError } from "./_transport_errors.ts";

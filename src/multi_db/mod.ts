@@ -79,12 +79,12 @@ export type { CircuitMetrics, CircuitStateChange } from "../resilience/circuit_b
 export type { ConnectionError, RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 export type { RedisClientOptions } from "../client/options.ts";
 export type { SendCommandOptions, WatchSession } from "../client/redis_client.ts";
-export type { ClientMaintenanceState } from "../client/_maintenance.ts";
+export type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 export type { Pipeline, Transaction } from "../client/pipeline.ts";
 export type { SubscriptionKind } from "../client/subscription.ts";
 export type { RedisCommands } from "../commands/commands.ts";
 export type { ScoredMember } from "../commands/types.ts";
-export type { Transform } from "../commands/_command.ts";
+export type { Transform } from "../commands/command_runner.ts";
 export type { Logger } from "../logger.ts";
 export type { RedisArgument, RespValue } from "../resp/types.ts";
 export type * from "../commands/types.ts";

@@ -12,7 +12,7 @@
 //                 steps (READONLY, CLIENT TRACKING, ...) then the subscriptions
 //     maintenance the client's MaintenanceSupport (one per client, shared by its executors):
 //                 every connection is registered with its endpoint and role
-import { FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import { FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
 import {
   Connection,
   type ConnectionHooks,
@@ -29,7 +29,7 @@ import type { Connector, Transport } from "../transport/types.ts";
 import { LIB_NAME, VERSION } from "../version.ts";
 import type { ResolvedClientOptions } from "./options.ts";
 import { ExclusivePool } from "./_pool.ts";
-import type { MaintenanceSupport } from "./_maintenance.ts";
+import type { MaintenanceSupport } from "./maintenance_support.ts";
 import {
   type PubSubListener,
   Subscription,
