@@ -11,7 +11,7 @@
 
 import { startTimer, stopTimer } from "./_resources.ts";
 
-/** An opaque timer handle returned by {@linkcode Clock.setTimer}. */
+/** The opaque timer handle {@linkcode Clock.setTimer} returns (internal code names it so). */
 export type TimerId = unknown;
 
 /**
@@ -39,15 +39,15 @@ export interface Clock {
    *
    * @param fn The callback.
    * @param ms The delay; 0 or negative means as soon as possible.
-   * @returns The handle for {@linkcode Clock.clearTimer}.
+   * @returns An opaque handle for {@linkcode Clock.clearTimer}.
    */
-  setTimer(fn: () => void, ms: number): TimerId;
+  setTimer(fn: () => void, ms: number): unknown;
   /**
    * Cancels a timer; ignores `undefined` and timers that already fired.
    *
    * @param id The handle from {@linkcode Clock.setTimer}.
    */
-  clearTimer(id: TimerId | undefined): void;
+  clearTimer(id: unknown): void;
 }
 
 /**
