@@ -17,8 +17,8 @@
  */
 export type Utf8Decoder = (buf: Uint8Array, start: number, end: number) => string;
 
-/** The installed decoder, if any (see {@linkcode setUtf8Decoder}). A live binding: read it. */
-export let nativeUtf8Decoder: Utf8Decoder | undefined;
+let installed: Utf8Decoder | undefined;
+const readers: ((decoder: Utf8Decoder | undefined) => void)[] = [];
 
 /**
  * Installs a runtime-specific UTF-8 decoder that the RESP reader uses for strings longer than a
@@ -33,5 +33,23 @@ export let nativeUtf8Decoder: Utf8Decoder | undefined;
  * ```
  */
 export function setUtf8Decoder(decoder: Utf8Decoder | undefined): void {
-  nativeUtf8Decoder = decoder;
+  installed = decoder;
+  for (const r of readers) r(decoder);
+}
+
+/**
+ * Calls `reader` with the installed decoder now and whenever another is installed, so a reader
+ * keeps it in a variable of its own (the RESP reader's hot path reads no other module).
+ *
+ * @param reader Takes the decoder, or `undefined` for none.
+ *
+ * @example
+ * ```ts ignore
+ * let native: Utf8Decoder | undefined;
+ * onUtf8Decoder((d) => native = d);
+ * ```
+ */
+export function onUtf8Decoder(reader: (decoder: Utf8Decoder | undefined) => void): void {
+  readers.push(reader);
+  reader(installed);
 }

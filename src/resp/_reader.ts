@@ -10,8 +10,7 @@
 // ProtocolError (same offset) whichever reader meets it first.
 import { ProtocolError, ReplyError } from "../errors.ts";
 import type { RespValue } from "./types.ts";
-// A runtime's faster decoder, installed by its transport (a live binding).
-import { nativeUtf8Decoder as NATIVE } from "../utf8_decoder.ts";
+import { onUtf8Decoder, type Utf8Decoder } from "../utf8_decoder.ts";
 
 /** Longest bulk string, line or aggregate length accepted (Redis' own proto-max-bulk-len). */
 export const MAX_LENGTH = 512 * 1024 * 1024;
@@ -49,6 +48,10 @@ export let TYPE = 0;
 
 // ignoreBOM: a value that starts with U+FEFF keeps it (values are data, not documents)
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** A runtime's faster decoder, installed by its transport (`setUtf8Decoder`). */
+let NATIVE: Utf8Decoder | undefined;
+onUtf8Decoder((d) => NATIVE = d);
 
 /** Decodes B[s..e) as UTF-8, natively where the runtime offers it and it pays. */
 function utf8At(s: number, e: number): string {
