@@ -51,7 +51,7 @@ export {
   type PipelineExcluded,
   Transaction,
 } from "./src/client/pipeline.ts";
-export type { ClientMaintenanceState } from "./src/client/_maintenance.ts";
+export type { ClientMaintenanceState } from "./src/client/maintenance_support.ts";
 export type { ClientSideCacheOptions } from "./src/cache/options.ts";
 export type { CacheStats } from "./src/cache/cache_store.ts";
 export type {
@@ -62,6 +62,7 @@ export type {
 } from "./src/maintenance/controller.ts";
 export type { ResolvedMaintenanceOptions } from "./src/maintenance/options.ts";
 export type { EndpointType, MaintenanceMode } from "./src/maintenance/options.ts";
+export type { Endpoint } from "./src/endpoint.ts";
 export type { HostPort } from "./src/maintenance/endpoint.ts";
 export {
   type PubSubListener,
@@ -71,7 +72,7 @@ export {
 } from "./src/client/subscription.ts";
 export { RedisCommands } from "./src/commands/commands.ts";
 export type * from "./src/commands/types.ts";
-export type { Transform } from "./src/commands/_command.ts";
+export type { Transform } from "./src/commands/command_runner.ts";
 export { type Logger, silentLogger } from "./src/logger.ts";
 export { backoffDelay, type BackoffOptions } from "./src/resilience/backoff.ts";
 export type { RedisArgument, RespValue } from "./src/resp/types.ts";

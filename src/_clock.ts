@@ -1,59 +1,53 @@
 /**
- * The one time source of the client: the current time and one-shot timers. Everything whose
- * decision depends on time takes a {@linkcode Clock}, so tests can drive it by hand.
+ * The one clock of the client: the current time and one-shot timers. Everything whose decision
+ * depends on time takes a {@linkcode Clock} (the connection, the executor and its pool, the
+ * maintenance support, the sentinel monitor, the multi-database client), so tests can drive it
+ * by hand. The pure parts (the maintenance controller, the circuit breaker) read only its time:
+ * they take `Pick<Clock, "now">` and import the type alone, so their bundles carry none of this
+ * file.
  *
  * @module
  */
 
 import { startTimer, stopTimer } from "./_resources.ts";
 
-/** An opaque timer handle returned by {@linkcode Clock.setTimer}. */
+/** The opaque timer handle {@linkcode Clock.setTimer} returns (internal code names it so). */
 export type TimerId = unknown;
 
 /**
- * The time alone: what the pure parts (the maintenance controller, the circuit breaker) read.
- * Every {@linkcode Clock} is one.
+ * The current time and one-shot timers.
  *
  * @example
- * ```ts ignore
- * let t = 0;
- * const manual: TimeSource = { now: () => t };
+ * ```ts
+ * import type { Clock } from "@edge/redis/multi-db";
+ * const clock: Clock = {
+ *   now: () => Date.now(),
+ *   setTimer: (fn, ms) => setTimeout(fn, ms),
+ *   clearTimer: (id) => clearTimeout(id as number),
+ * };
  * ```
  */
-export interface TimeSource {
+export interface Clock {
   /**
    * The current time.
    *
    * @returns Milliseconds since the epoch (or since any fixed origin); never decreasing.
    */
   now(): number;
-}
-
-/**
- * A time source with one-shot timers.
- *
- * @example
- * ```ts ignore
- * import { systemClock } from "./_clock.ts";
- * const id = systemClock.setTimer(() => console.log("later"), 100);
- * systemClock.clearTimer(id);
- * ```
- */
-export interface Clock extends TimeSource {
   /**
    * Calls `fn` once after `ms` milliseconds.
    *
    * @param fn The callback.
    * @param ms The delay; 0 or negative means as soon as possible.
-   * @returns The handle for {@linkcode Clock.clearTimer}.
+   * @returns An opaque handle for {@linkcode Clock.clearTimer}.
    */
-  setTimer(fn: () => void, ms: number): TimerId;
+  setTimer(fn: () => void, ms: number): unknown;
   /**
    * Cancels a timer; ignores `undefined` and timers that already fired.
    *
    * @param id The handle from {@linkcode Clock.setTimer}.
    */
-  clearTimer(id: TimerId | undefined): void;
+  clearTimer(id: unknown): void;
 }
 
 /**

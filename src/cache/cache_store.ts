@@ -2,7 +2,7 @@
  * The bounded store of the client-side cache: replies by the key they read and the rest of their
  * command (an entry name that is unique among the commands of one key), evicted least recently
  * used first past `maxEntries` or `maxBytes`, expired after `ttl`. Pure: the time comes from an
- * injected `now`.
+ * injected clock.
  *
  * It also keeps the replies that are on their way: a read registers its key when it is sent
  * ({@linkcode CacheStore.begin}) and offers its reply when it arrives
@@ -11,6 +11,8 @@
  *
  * @module
  */
+
+import type { Clock } from "../_clock.ts";
 
 /**
  * Counters of a cache, as returned by `cacheStats()`.
@@ -46,8 +48,8 @@ export interface CacheStoreOptions {
   maxBytes: number;
   /** Lifetime of an entry in ms; 0 = none. */
   ttl: number;
-  /** The clock (ms). @default {Date.now} */
-  now?: () => number;
+  /** Where the time of `ttl` comes from (only `now` is read). @default {Date.now} */
+  clock?: Pick<Clock, "now">;
 }
 
 /** One kept reply. */
@@ -97,7 +99,7 @@ export class CacheStore<V> {
   readonly #maxEntries: number;
   readonly #maxBytes: number;
   readonly #ttl: number;
-  readonly #now: () => number;
+  readonly #clock: Pick<Clock, "now">;
   /** The first entry of each key; the others follow on `nextOfKey`. */
   readonly #byKey = new Map<string, CacheEntry<V>>();
   #count = 0;
@@ -123,7 +125,7 @@ export class CacheStore<V> {
     this.#maxEntries = options.maxEntries;
     this.#maxBytes = options.maxBytes;
     this.#ttl = options.ttl;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? { now: Date.now };
   }
 
   /** Number of entries. */
@@ -150,7 +152,7 @@ export class CacheStore<V> {
       this.#misses++;
       return undefined;
     }
-    if (e.expiresAt !== 0 && this.#now() >= e.expiresAt) {
+    if (e.expiresAt !== 0 && this.#clock.now() >= e.expiresAt) {
       this.#remove(e);
       this.#evictions++;
       this.#misses++;
@@ -214,7 +216,7 @@ export class CacheStore<V> {
       id,
       key,
       bytes,
-      expiresAt: this.#ttl > 0 ? this.#now() + this.#ttl : 0,
+      expiresAt: this.#ttl > 0 ? this.#clock.now() + this.#ttl : 0,
       newer: undefined,
       older: undefined,
       nextOfKey: this.#byKey.get(key),

@@ -20,11 +20,11 @@ import {
   FLAG_BLOCKING,
   FLAG_ERRORS_AS_VALUES,
   FLAG_READONLY,
-  type Transform,
-} from "../connection/flags.ts";
+} from "../command_flags.ts";
+import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
 import { silentLogger } from "../logger.ts";
-import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { RedisArgument, RespValue, Transform } from "../resp/types.ts";
 import { type CacheStats, CacheStore } from "./cache_store.ts";
 import { cacheableKeyOf, writtenKeys } from "./cacheable.ts";
 import {
@@ -57,8 +57,8 @@ export interface CacheGroupCommand {
 export interface ClientSideCacheDeps {
   /** Where to log refused tracking and the like. @default {silentLogger} */
   logger?: Logger;
-  /** The clock of `ttl` (ms). @default {Date.now} */
-  now?: () => number;
+  /** Where the time of `ttl` comes from (only `now` is read). @default {Date.now} */
+  clock?: Pick<Clock, "now">;
 }
 
 const LATIN1_CHUNK = 8192;
@@ -129,7 +129,7 @@ export class ClientSideCache {
       maxEntries: this.options.maxEntries,
       maxBytes: this.options.maxBytes,
       ttl: this.options.ttl,
-      now: deps.now,
+      clock: deps.clock,
     });
     this.#logger = deps.logger ?? silentLogger;
     this.#prefixes = this.options.prefixes;

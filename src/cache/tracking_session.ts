@@ -15,8 +15,6 @@
  * @module
  */
 
-import type { ConnectionRole } from "../client/_node.ts";
-import type { HandshakeStep } from "../connection/connection.ts";
 import { ReplyError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -24,6 +22,25 @@ import type { ClientSideCache } from "./client_side_cache.ts";
 
 /** The channel RESP2 invalidations are published on. */
 export const INVALIDATE_CHANNEL = "__redis__:invalidate";
+
+// The cache sits below the connection and the client: it declares the little it needs of them
+// here, and the executor (src/client/node_executor.ts) satisfies these shapes.
+
+/** The role of one of the executor's connections (the executor's `TrackedRole`). */
+export type TrackedRole = "shared" | "exclusive" | "subscriber";
+
+/**
+ * A command every new socket of a role runs before queued work (the shape of the connection's
+ * `TrackingStep`).
+ */
+export interface TrackingStep {
+  /** The command. */
+  args: RedisArgument[];
+  /** Called with the reply (an error reply arrives as a `ReplyError` value). */
+  onReply?: (reply: RespValue) => void;
+  /** Subscribe family: answered by this many confirmation pushes (or an error reply). */
+  pushes?: number;
+}
 
 /** What a tracking session needs from its executor (a subset of `NodeExecutor`). */
 export interface TrackingNode {
@@ -40,11 +57,11 @@ export interface TrackingNode {
 /** The executor options a tracking session fills in. */
 export interface TrackingHooks {
   /** Session steps per connection role. */
-  session: (role: ConnectionRole) => HandshakeStep[];
+  session: (role: TrackedRole) => TrackingStep[];
   /** Push frames, seen first. */
-  onPush: (frame: RespValue[], role: ConnectionRole) => boolean;
+  onPush: (frame: RespValue[], role: TrackedRole) => boolean;
   /** A connection lost its socket or closed. */
-  onLost: (role: ConnectionRole) => void;
+  onLost: (role: TrackedRole) => void;
 }
 
 const TEXT = new TextDecoder();
@@ -157,7 +174,7 @@ export class TrackingSession {
     return args;
   }
 
-  #step(redirect: number | undefined): HandshakeStep {
+  #step(redirect: number | undefined): TrackingStep {
     const gen = ++this.#activation;
     return {
       args: this.#trackingArgs(redirect),
@@ -180,7 +197,7 @@ export class TrackingSession {
    * @param role The connection's role.
    * @returns The steps.
    */
-  session(role: ConnectionRole): HandshakeStep[] {
+  session(role: TrackedRole): TrackingStep[] {
     if (role === "exclusive") return [];
     if (this.#protocol === 3) {
       if (role !== "shared") return [];
@@ -243,7 +260,7 @@ export class TrackingSession {
    * @param role The role of the connection it came on.
    * @returns Whether the frame was an invalidation (taken).
    */
-  onPush(frame: RespValue[], role: ConnectionRole): boolean {
+  onPush(frame: RespValue[], role: TrackedRole): boolean {
     const kind = frame[0];
     if (typeof kind !== "string") return false;
     if (this.#protocol === 3) {
@@ -287,7 +304,7 @@ export class TrackingSession {
    *
    * @param role The connection's role.
    */
-  onLost(role: ConnectionRole): void {
+  onLost(role: TrackedRole): void {
     if (role === "exclusive") return;
     if (role === "subscriber") {
       if (this.#protocol === 3) return;

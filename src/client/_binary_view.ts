@@ -1,6 +1,6 @@
 // The binary view of a client: the same typed methods, bulk strings replied as Uint8Array.
 import { RedisCommands } from "../commands/commands.ts";
-import { FLAG_BINARY, type Transform } from "../commands/_command.ts";
+import { FLAG_BINARY, type Transform } from "../commands/command_runner.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import type { ScanOptions, ScoredMember } from "../commands/types.ts";
 import type { Pipeline, Transaction } from "./pipeline.ts";

@@ -1,7 +1,7 @@
 // A small, bounded, lazy pool of exclusive connections for blocking commands and WATCH.
 import { ClosedError, TimeoutError } from "../errors.ts";
 import type { Connection } from "../connection/connection.ts";
-import { startTimer, stopTimer } from "../_resources.ts";
+import { type Clock, systemClock, type TimerId } from "../_clock.ts";
 
 interface Idle {
   conn: Connection;
@@ -17,15 +17,24 @@ export class ExclusivePool {
   readonly #waiters: { resolve: (c: Connection) => void; reject: (e: Error) => void }[] = [];
   /** Connections to retire on release (maintenance). */
   readonly #retire = new WeakSet<Connection>();
-  #sweep: ReturnType<typeof setTimeout> | undefined;
+  #sweep: TimerId | undefined;
   #closed = false;
 
   readonly #waitTimeout: number;
+  readonly #clock: Clock;
 
   /**
    * @param waitTimeout Longest wait for a free connection when all are busy, ms; 0 = no bound.
+   * @param clock Time and timers of the idle sweep and the wait bound.
    */
-  constructor(create: () => Connection, max: number, idleTimeout: number, waitTimeout = 0) {
+  constructor(
+    create: () => Connection,
+    max: number,
+    idleTimeout: number,
+    waitTimeout = 0,
+    clock: Clock = systemClock,
+  ) {
+    this.#clock = clock;
     this.#create = create;
     this.#max = max;
     this.#idleTimeout = idleTimeout;
@@ -63,7 +72,7 @@ export class ExclusivePool {
     return new Promise((resolve, reject) => {
       const w = { resolve, reject };
       if (this.#waitTimeout > 0) {
-        const timer = startTimer(() => {
+        const timer = this.#clock.setTimer(() => {
           const i = this.#waiters.indexOf(w);
           if (i === -1) return;
           this.#waiters.splice(i, 1);
@@ -74,11 +83,11 @@ export class ExclusivePool {
           );
         }, this.#waitTimeout);
         w.resolve = (c) => {
-          stopTimer(timer);
+          this.#clock.clearTimer(timer);
           resolve(c);
         };
         w.reject = (e) => {
-          stopTimer(timer);
+          this.#clock.clearTimer(timer);
           reject(e);
         };
       }
@@ -105,7 +114,7 @@ export class ExclusivePool {
       w.resolve(conn);
       return;
     }
-    this.#idle.push({ conn, since: Date.now() });
+    this.#idle.push({ conn, since: this.#clock.now() });
     this.#armSweep();
   }
 
@@ -146,9 +155,9 @@ export class ExclusivePool {
 
   #armSweep(): void {
     if (this.#sweep !== undefined || this.#idleTimeout <= 0) return;
-    this.#sweep = startTimer(() => {
+    this.#sweep = this.#clock.setTimer(() => {
       this.#sweep = undefined;
-      const now = Date.now();
+      const now = this.#clock.now();
       for (let i = this.#idle.length - 1; i >= 0; i--) {
         const idle = this.#idle[i]!;
         if (now - idle.since >= this.#idleTimeout) {
@@ -162,7 +171,7 @@ export class ExclusivePool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    stopTimer(this.#sweep);
+    this.#clock.clearTimer(this.#sweep);
     this.#sweep = undefined;
     for (const w of this.#waiters.splice(0)) {
       w.reject(new ClosedError("Cannot borrow a connection: the client is closed"));

@@ -9,14 +9,19 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, FLAG_RAW, type Transform } from "../commands/_command.ts";
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_RAW,
+  type Transform,
+} from "../commands/command_runner.ts";
 import type { ScoredMember } from "../commands/types.ts";
 import { ClosedError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
 import { BinaryView } from "./_binary_view.ts";
-import { cursorIterator } from "./_cursor.ts";
+import { cursorIterator } from "./cursor_iterator.ts";
 import { Pipeline, type QueuedCommand, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import type { TypedEventListener } from "./events.ts";

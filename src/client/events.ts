@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { HostPort } from "../maintenance/endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
 
 /**
  * The `detail` of a `reconnecting` event: the connection was lost and the next attempt is
@@ -41,9 +41,9 @@ export interface ReconnectingDetail {
  */
 export interface HandoffDetail {
   /** The endpoint left. */
-  from: HostPort;
+  from: Endpoint;
   /** The endpoint of the replacement. */
-  to: HostPort;
+  to: Endpoint;
   /** Milliseconds spent waiting for written commands to be answered. */
   drainMs: number;
   /** Commands held in the backlog while draining, then flushed to the replacement. */
@@ -81,7 +81,7 @@ export interface MaintenanceEventDetail {
   /** The endpoint that moves (`handoff`, `handoff-retarget`, `reconnect-configured`). */
   endpoint?: string;
   /** Where it moves (`handoff`, `handoff-retarget`). */
-  target?: HostPort;
+  target?: Endpoint;
   /** The label of the connection concerned (`slot-delta`, `malformed`). */
   connection?: string;
   /** The labels of the connections retired (`handoff`, `handoff-retarget`, `reconnect-configured`). */
@@ -104,9 +104,9 @@ export interface MaintenanceEventDetail {
  */
 export interface RedisClientEventMap {
   /** A socket of the shared connection opened; its handshake follows. */
-  connect: CustomEvent<HostPort>;
+  connect: CustomEvent<Endpoint>;
   /** The shared connection is ready (handshake done, session restored). */
-  ready: CustomEvent<HostPort>;
+  ready: CustomEvent<Endpoint>;
   /** The shared connection was lost; the next attempt is scheduled. */
   reconnecting: CustomEvent<ReconnectingDetail>;
   /** A connection error, or an exception of a subscription listener. */

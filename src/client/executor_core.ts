@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Transform } from "../commands/_command.ts";
+import type { Transform } from "../commands/command_runner.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { defaultConnector } from "../transport/default.ts";
@@ -20,8 +20,8 @@ import {
   resolveClientOptions,
   type ResolvedClientOptions,
 } from "./options.ts";
-import { type ClientMaintenanceState, MaintenanceSupport } from "./_maintenance.ts";
-import { type GroupCommand, type NodeEventName, NodeExecutor } from "./_node.ts";
+import { type ClientMaintenanceState, MaintenanceSupport } from "./maintenance_support.ts";
+import { type GroupCommand, type NodeEventName, NodeExecutor } from "./node_executor.ts";
 import type { PubSubListener, SubscriptionKind } from "./subscription.ts";
 import type { WatchSession } from "./watch_session.ts";
 

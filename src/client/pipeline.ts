@@ -5,7 +5,7 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
-import { FLAG_RAW, type Transform } from "../commands/_command.ts";
+import { FLAG_RAW, type Transform } from "../commands/command_runner.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { RedisError, ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";

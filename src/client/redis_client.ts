@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ClientMaintenanceState } from "./_maintenance.ts";
+import type { ClientMaintenanceState } from "./maintenance_support.ts";
 import { ClientEvents, ClientShell } from "./client_shell.ts";
 import { ExecutorCore } from "./executor_core.ts";
 import type { RedisClientOptions } from "./options.ts";

@@ -5,8 +5,9 @@
  */
 
 import { RedisCommands } from "../commands/commands.ts";
-import type { Transform } from "../commands/_command.ts";
-import { type Connection, formatEndpoint } from "../connection/connection.ts";
+import type { Transform } from "../commands/command_runner.ts";
+import type { Connection } from "../connection/connection.ts";
+import { formatEndpoint, sameEndpoint } from "../endpoint.ts";
 import { ClosedError, ConnectionError } from "../errors.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { Transaction } from "./pipeline.ts";
@@ -52,7 +53,7 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
     if (this.#released) return new ClosedError("Cannot send the command: the WATCH session ended");
     const socket = this.#conn.endpoint;
     const configured = this.#conn.configuredEndpoint;
-    if (formatEndpoint(socket).toLowerCase() !== formatEndpoint(configured).toLowerCase()) {
+    if (!sameEndpoint(socket, configured)) {
       // The client moved to another node (a sentinel failover) while this session's socket
       // stayed on the old one: its WATCH guards nothing the client now writes to, and a
       // transaction there could be acknowledged by a demoted master and lost.

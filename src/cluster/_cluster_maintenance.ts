@@ -13,7 +13,7 @@ import {
   type MaintenanceHost,
   MaintenanceSupport,
   type RegisteredConnection,
-} from "../client/_maintenance.ts";
+} from "../client/maintenance_support.ts";
 import type {
   Connection,
   Endpoint,

@@ -6,8 +6,8 @@
 
 import { type Clock, systemClock, type TimerId } from "../_clock.ts";
 import { BinaryView } from "../client/_binary_view.ts";
-import { cursorIterator } from "../client/_cursor.ts";
-import type { ClientMaintenanceState } from "../client/_maintenance.ts";
+import { cursorIterator } from "../client/cursor_iterator.ts";
+import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 import { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
@@ -16,7 +16,7 @@ import {
   type GroupCommand,
   type NodeEventName,
   NodeExecutor,
-} from "../client/_node.ts";
+} from "../client/node_executor.ts";
 import { resolveClientOptions, type ResolvedClientOptions } from "../client/options.ts";
 import { Pipeline, Transaction } from "../client/pipeline.ts";
 import type { ScanIteratorOptions, SendCommandOptions } from "../client/redis_client.ts";
@@ -30,7 +30,12 @@ import {
 import type { WatchSession } from "../client/watch_session.ts";
 import { RedisCommands } from "../commands/commands.ts";
 import type { ScoredMember } from "../commands/types.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, FLAG_READONLY, type Transform } from "../commands/_command.ts";
+import {
+  FLAG_BINARY,
+  FLAG_BLOCKING,
+  FLAG_READONLY,
+  type Transform,
+} from "../commands/command_runner.ts";
 import { commandKeyIndexes, type CommandPolicy, commandPolicy } from "../commands/command_keys.ts";
 import { FLAG_ERRORS_AS_VALUES, FLAG_RAW } from "../connection/flags.ts";
 import { reservedCommandError } from "../connection/reserved.ts";

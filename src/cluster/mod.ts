@@ -65,7 +65,7 @@ export type {
 } from "../client/subscription.ts";
 export type { ClientSideCacheOptions } from "../cache/options.ts";
 export type { CacheStats } from "../cache/cache_store.ts";
-export type { ClientMaintenanceState } from "../client/_maintenance.ts";
+export type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 export type {
   ConnectionSnapshot,
   ConnectionWindowSnapshot,
@@ -93,7 +93,7 @@ export type { ScanIteratorOptions, SendCommandOptions } from "../client/redis_cl
 export type { ClientMaintenanceOptions, RedisClientOptions } from "../client/options.ts";
 export type { RedisCommands } from "../commands/commands.ts";
 export type * from "../commands/types.ts";
-export type { Transform } from "../commands/_command.ts";
+export type { Transform } from "../commands/command_runner.ts";
 export type { RedisArgument, RespValue } from "../resp/types.ts";
 export type { RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 export type { Logger } from "../logger.ts";

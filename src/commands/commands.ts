@@ -12,7 +12,7 @@ import {
   FLAG_NONE,
   FLAG_READONLY,
   type Transform,
-} from "./_command.ts";
+} from "./command_runner.ts";
 import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import type {
@@ -69,7 +69,7 @@ import type {
 export type * from "./types.ts";
 export type { RedisArgument, RespValue } from "../resp/types.ts";
 export type { RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
-export type { Transform } from "./_command.ts";
+export type { Transform } from "./command_runner.ts";
 
 const N = FLAG_NONE;
 const RO = FLAG_READONLY;

@@ -2,8 +2,8 @@
 // work, drain what was written (capped), open and set up the replacement (bounded), install it,
 // and go once more when the target moved again meanwhile. The Connection lends its internals
 // through a HandoffHost, created once.
-import type { Endpoint } from "./endpoint.ts";
-import { formatEndpoint } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
+import { formatEndpoint } from "../endpoint.ts";
 import type { Link } from "./_link.ts";
 
 /** What a handoff did. */

@@ -4,7 +4,7 @@ import { RespDecoder } from "../resp/decoder.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
 import { Deque } from "./_deque.ts";
-import type { Endpoint } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
 import type { Pending } from "./_pending.ts";
 
 /** One socket with its decoder and the commands written to it, in order. */

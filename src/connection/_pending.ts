@@ -2,7 +2,7 @@
 // socket's in-flight queue. Entries are recycled: under a burst, 100 000 short-lived objects
 // promoted to the old generation cost more in GC than the rest of the client together.
 import type { RedisArgument } from "../resp/types.ts";
-import type { Transform } from "./flags.ts";
+import type { Transform } from "../resp/types.ts";
 
 /** A command in a queue. */
 export interface Pending {

@@ -46,7 +46,7 @@ import {
   releasePending,
 } from "./_pending.ts";
 import { type Clock, clockWithNow, systemClock, type TimerId } from "../_clock.ts";
-import { unrefTimer } from "../transport/_unref_timer.ts";
+import { unrefTimer } from "../transport/unref_timer.ts";
 
 export {
   FLAG_BINARY,

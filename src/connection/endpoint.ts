@@ -1,112 +1,15 @@
 /**
- * The one endpoint type of the client (host and port), with its text forms: `host:port`,
- * `[v6]:port`, and a map key that compares equal for the same endpoint.
+ * The endpoint type and helpers, kept here under their old path for the connection's files: the
+ * one definition is `src/endpoint.ts`.
  *
  * @module
  */
 
-/** An endpoint: host and port. */
-export interface Endpoint {
-  /** Host name or IP literal (IPv6 without brackets). */
-  host: string;
-  /** TCP port. */
-  port: number;
-}
-
-const DIGITS = /^[0-9]+$/;
-
-/**
- * Splits `host:port` or `[v6]:port` (surrounding spaces ignored).
- *
- * @param text The text.
- * @returns The endpoint (port 0 allowed), or why the text is not one.
- */
-export function splitEndpoint(text: string): Endpoint | string {
-  const s = text.trim();
-  let host: string;
-  let portText: string;
-  if (s.startsWith("[")) {
-    const close = s.indexOf("]");
-    if (close === -1) return `missing "]"`;
-    host = s.slice(1, close);
-    const rest = s.slice(close + 1);
-    if (!rest.startsWith(":")) return `missing the port after "]"`;
-    portText = rest.slice(1);
-  } else {
-    const colon = s.lastIndexOf(":");
-    if (colon === -1) return "missing the port";
-    host = s.slice(0, colon);
-    // An unbracketed IPv6 literal: "::1:6379" is ambiguous; accept it only with brackets.
-    if (host.includes(":")) return "an IPv6 address needs brackets, e.g. [::1]:6379";
-    portText = s.slice(colon + 1);
-  }
-  host = host.trim();
-  portText = portText.trim();
-  if (host === "") return "missing the host";
-  if (!DIGITS.test(portText)) return "the port is not a number";
-  const port = Number(portText);
-  if (port > 65535) return "the port is above 65535";
-  return { host, port };
-}
-
-/**
- * Parses `host:port` or `[v6]:port`.
- *
- * @param text The text.
- * @returns The endpoint (IPv6 host without brackets).
- * @throws {TypeError} When the text is not an endpoint or the port is not 1-65535.
- *
- * @example
- * ```ts ignore
- * parseEndpoint("[::1]:6380"); // { host: "::1", port: 6380 }
- * ```
- */
-export function parseEndpoint(text: string): Endpoint {
-  const e = splitEndpoint(text);
-  if (typeof e === "string") throw new TypeError(`Cannot parse the endpoint "${text}": ${e}`);
-  if (e.port === 0) throw new TypeError(`Cannot parse the endpoint "${text}": the port is 0`);
-  return e;
-}
-
-/**
- * Formats an endpoint as `host:port` (`[v6]:port` for IPv6 literals), the host as given.
- *
- * @param e The endpoint.
- * @returns The text, for messages and logs.
- *
- * @example
- * ```ts ignore
- * formatEndpoint({ host: "::1", port: 6379 }); // "[::1]:6379"
- * ```
- */
-export function formatEndpoint(e: Endpoint): string {
-  return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
-}
-
-/**
- * A key that is the same for the same endpoint however it was spelled: the host lower-cased,
- * IPv6 in brackets (`cache.example:6379`, `[::1]:6379`).
- *
- * @param e The endpoint.
- * @returns The map key.
- *
- * @example
- * ```ts ignore
- * endpointKey({ host: "Cache.Example", port: 6379 }); // "cache.example:6379"
- * ```
- */
-export function endpointKey(e: Endpoint): string {
-  const host = e.host.toLowerCase();
-  return host.includes(":") ? `[${host}]:${e.port}` : `${host}:${e.port}`;
-}
-
-/**
- * Whether two endpoints are the same (host compared case-insensitively).
- *
- * @param a One endpoint.
- * @param b The other.
- * @returns `true` when they name the same host and port.
- */
-export function sameEndpoint(a: Endpoint, b: Endpoint): boolean {
-  return a.port === b.port && a.host.toLowerCase() === b.host.toLowerCase();
-}
+export {
+  type Endpoint,
+  endpointKey,
+  formatEndpoint,
+  parseEndpoint,
+  sameEndpoint,
+  splitEndpoint,
+} from "../endpoint.ts";

@@ -5,13 +5,14 @@
  * @module
  */
 
-import type { TimeSource } from "../_clock.ts";
+import type { Clock } from "../_clock.ts";
 import type {
   MaintenanceDecision,
   MaintenanceWindowKind,
   WindowClosedDecision,
 } from "./decision.ts";
-import { formatEndpoint, type HostPort } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
+import { endpointKeyOf } from "./endpoint.ts";
 import {
   type MaintenanceNotification,
   type MalformedMaintenanceNotification,
@@ -26,18 +27,7 @@ import {
 import type { SlotRange } from "./slots.ts";
 import { computeDrainCap, effectiveTimeout } from "./timeouts.ts";
 
-/**
- * A source of the current time in milliseconds. Inject a fake one in tests; the controller
- * never reads the time any other way and never sets timers.
- *
- * @example
- * ```ts
- * import type { Clock } from "@edge/redis/maintenance";
- * let t = 0;
- * const clock: Clock = { now: () => t };
- * ```
- */
-export type Clock = TimeSource;
+export type { Clock } from "../_clock.ts";
 
 /** Options of {@linkcode MaintenanceController.timeoutFor}. */
 export interface TimeoutForOptions {
@@ -82,7 +72,7 @@ export interface EndpointWindowSnapshot {
   /** Sequence number of the latest MOVING for it. */
   seq: number;
   /** The pinned target, or `null` when the server gave none. */
-  target: HostPort | null;
+  target: Endpoint | null;
   /** Clock time (ms) it opened. */
   openedAt: number;
   /** Clock time (ms) it ends. */
@@ -128,7 +118,7 @@ interface ConnectionState<C> {
 interface EndpointWindow {
   endpoint: string;
   seq: number;
-  target: HostPort | null;
+  target: Endpoint | null;
   openedAt: number;
   end: number;
   reconnectAt: number | undefined;
@@ -144,7 +134,7 @@ const END_OF: Record<string, ConnectionWindowKind> = {
 const MAX_SEEN = 4096;
 const MAX_SEEN_PER_CONNECTION = 256;
 
-const systemClock: Clock = { now: () => Date.now() };
+const wallTime: Pick<Clock, "now"> = { now: () => Date.now() };
 
 function remember(seen: Map<number, number>, seq: number, until: number, max: number): void {
   seen.delete(seq);
@@ -220,7 +210,7 @@ function prune(seen: Map<number, number>, now: number): void {
  */
 export class MaintenanceController<C = string> {
   readonly #options: ResolvedMaintenanceOptions;
-  readonly #clock: Clock;
+  readonly #clock: Pick<Clock, "now">;
   readonly #connections: Map<C, ConnectionState<C>> = new Map();
   readonly #windows: Map<string, EndpointWindow> = new Map();
   readonly #seen: Map<number, number> = new Map();
@@ -229,11 +219,13 @@ export class MaintenanceController<C = string> {
    * Creates a controller.
    *
    * @param options The maintenance options (validated with `resolveMaintenanceOptions`).
-   * @param clock The time source.
+   * @param clock Where the time comes from: the client's one {@linkcode Clock}, of which the
+   *   controller reads only `now` (it never reads the time any other way and sets no timers),
+   *   e.g. `{ now: () => t }` in a test.
    * @default {clock} `Date.now`
    * @throws {TypeError | RangeError} When the options are invalid.
    */
-  constructor(options?: MaintenanceOptions, clock: Clock = systemClock) {
+  constructor(options?: MaintenanceOptions, clock: Pick<Clock, "now"> = wallTime) {
     this.#options = resolveMaintenanceOptions(options);
     this.#clock = clock;
   }
@@ -275,8 +267,8 @@ export class MaintenanceController<C = string> {
    * controller.attach("conn-1", "127.0.0.1:6379"); // []
    * ```
    */
-  attach(connection: C, endpoint: string | HostPort): MaintenanceDecision<C>[] {
-    const key = formatEndpoint(endpoint);
+  attach(connection: C, endpoint: string | Endpoint): MaintenanceDecision<C>[] {
+    const key = endpointKeyOf(endpoint);
     const existing = this.#connections.get(connection);
     if (existing !== undefined) {
       existing.endpoint = key;
@@ -550,7 +542,7 @@ export class MaintenanceController<C = string> {
    * ```
    */
   timeoutForEndpoint(
-    endpoint: string | HostPort,
+    endpoint: string | Endpoint,
     configured: number,
     options?: TimeoutForOptions,
   ): number {
@@ -572,8 +564,8 @@ export class MaintenanceController<C = string> {
    * controller.movingTarget("127.0.0.1:6379"); // undefined
    * ```
    */
-  movingTarget(endpoint: string | HostPort): HostPort | undefined {
-    const w = this.#openWindow(formatEndpoint(endpoint));
+  movingTarget(endpoint: string | Endpoint): Endpoint | undefined {
+    const w = this.#openWindow(endpointKeyOf(endpoint));
     return w?.target === null || w === undefined ? undefined : { ...w.target };
   }
 
@@ -591,8 +583,8 @@ export class MaintenanceController<C = string> {
    * controller.isEndpointInWindow("127.0.0.1:6379"); // false
    * ```
    */
-  isEndpointInWindow(endpoint: string | HostPort): boolean {
-    return this.#openWindow(formatEndpoint(endpoint)) !== undefined;
+  isEndpointInWindow(endpoint: string | Endpoint): boolean {
+    return this.#openWindow(endpointKeyOf(endpoint)) !== undefined;
   }
 
   /**
@@ -628,9 +620,9 @@ export class MaintenanceController<C = string> {
    * controller.drainCap("127.0.0.1:6379"); // 5000
    * ```
    */
-  drainCap(endpoint: string | HostPort): number {
+  drainCap(endpoint: string | Endpoint): number {
     const now = this.#clock.now();
-    const w = this.#openWindow(formatEndpoint(endpoint));
+    const w = this.#openWindow(endpointKeyOf(endpoint));
     return computeDrainCap(this.#options.relaxedTimeout, w === undefined ? Infinity : w.end - now);
   }
 
@@ -773,7 +765,7 @@ export class MaintenanceController<C = string> {
     conn: ConnectionState<C>,
     seq: number,
     durationMs: number,
-    target: HostPort | null,
+    target: Endpoint | null,
     now: number,
     out: MaintenanceDecision<C>[],
   ): void {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { HostPort } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
 import type { MaintenanceNotificationType, SlotMigration } from "./notification.ts";
 import type { SlotRange } from "./slots.ts";
 
@@ -60,7 +60,7 @@ export interface WindowOpenedDecision<C> {
   /** Clock time (ms) at which the window closes at the latest (window end or backstop). */
   until: number;
   /** MOVING only: the announced target, or `null` when the server gave none. */
-  target?: HostPort | null;
+  target?: Endpoint | null;
   /** SMIGRATING only: the slots that start moving. */
   slots?: SlotRange[];
 }
@@ -106,7 +106,7 @@ export interface HandoffDecision<C> {
   /** The endpoint key that moves (as given to `attach`). */
   endpoint: string;
   /** Where it moves. */
-  target: HostPort;
+  target: Endpoint;
   /** Sequence number of the MOVING. */
   seq: number;
   /** Clock time (ms) after which the old connections are replaced even if work is in flight. */
@@ -130,9 +130,9 @@ export interface HandoffRetargetDecision<C> {
   /** The endpoint key that moves. */
   endpoint: string;
   /** The new target. */
-  target: HostPort;
+  target: Endpoint;
   /** The target announced before. */
-  previousTarget: HostPort;
+  previousTarget: Endpoint;
   /** Sequence number of the new MOVING. */
   seq: number;
   /** Clock time (ms) after which the connections in `retire` are replaced regardless. */

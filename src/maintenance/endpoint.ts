@@ -1,30 +1,35 @@
 /**
- * Parsing and formatting of `host:port` endpoints as carried by maintenance notifications.
+ * Endpoints as maintenance notifications carry them: the lenient reading of `host:port` and the
+ * "no endpoint" forms. The endpoint type and its helpers are the client's one set
+ * (`src/endpoint.ts`); this file only adds what notifications need.
  *
  * @module
  */
 
-import { type Endpoint, endpointKey } from "../connection/endpoint.ts";
+import { type Endpoint, endpointKey, splitEndpoint } from "../endpoint.ts";
 
 /**
- * A network endpoint: the client's one endpoint type. `host` is a host name or an IP literal;
- * IPv6 literals have no brackets.
+ * A network endpoint: the client's one endpoint type.
+ *
+ * @deprecated Use {@linkcode Endpoint}, the same type.
  *
  * @example
  * ```ts
- * import type { HostPort } from "@edge/redis/maintenance";
- * const target: HostPort = { host: "10.0.0.2", port: 12000 };
+ * import type { Endpoint } from "@edge/redis/maintenance";
+ * const target: Endpoint = { host: "10.0.0.2", port: 12000 };
  * ```
  */
 export type HostPort = Endpoint;
 
 /**
- * The result of {@linkcode parseEndpoint}: an endpoint, `null` when the text stands for "no
- * endpoint", or an `Error` saying what is wrong with the text.
+ * The result of {@linkcode parseNotificationEndpoint}: an endpoint, `null` when the text stands
+ * for "no endpoint", or an `Error` saying what is wrong with the text.
  */
-export type ParsedEndpoint = HostPort | null | Error;
+export type ParsedEndpoint = Endpoint | null | Error;
 
-const DIGITS = /^[0-9]+$/;
+function isNone(host: string): boolean {
+  return host === "" || host === "?" || host.toLowerCase() === "null";
+}
 
 /**
  * Parses a `host:port` text, leniently, as maintenance notifications write it.
@@ -39,67 +44,72 @@ const DIGITS = /^[0-9]+$/;
  *
  * @example
  * ```ts
- * import { parseEndpoint } from "@edge/redis/maintenance";
- * parseEndpoint("10.0.0.2:12000"); // { host: "10.0.0.2", port: 12000 }
- * parseEndpoint("[::1]:6379");     // { host: "::1", port: 6379 }
- * parseEndpoint("null");           // null
+ * import { parseNotificationEndpoint } from "@edge/redis/maintenance";
+ * parseNotificationEndpoint("10.0.0.2:12000"); // { host: "10.0.0.2", port: 12000 }
+ * parseNotificationEndpoint("::1:6379");       // { host: "::1", port: 6379 }
+ * parseNotificationEndpoint("null");           // null
  * ```
  */
-export function parseEndpoint(text: string): ParsedEndpoint {
+export function parseNotificationEndpoint(text: string): ParsedEndpoint {
   const s = text.trim();
-  if (s === "" || s === "?" || s.toLowerCase() === "null") return null;
-  let host: string;
-  let portText: string;
-  if (s.startsWith("[")) {
-    const close = s.indexOf("]");
-    if (close === -1) return new Error(`Cannot parse the endpoint "${s}": missing "]"`);
-    host = s.slice(1, close);
-    const rest = s.slice(close + 1);
-    if (!rest.startsWith(":")) {
-      return new Error(`Cannot parse the endpoint "${s}": missing the port after "]"`);
-    }
-    portText = rest.slice(1);
-  } else {
-    const colon = s.lastIndexOf(":");
-    if (colon === -1) return new Error(`Cannot parse the endpoint "${s}": missing the port`);
-    host = s.slice(0, colon);
-    portText = s.slice(colon + 1);
-  }
-  host = host.trim();
-  portText = portText.trim();
-  if (!DIGITS.test(portText)) {
-    return new Error(`Cannot parse the endpoint "${s}": the port is not a number`);
-  }
-  const port = Number(portText);
-  if (host === "" || host === "?" || host.toLowerCase() === "null" || port === 0) return null;
-  if (port > 65535) return new Error(`Cannot parse the endpoint "${s}": the port is above 65535`);
-  return { host, port };
+  if (isNone(s)) return null;
+  const e = splitEndpoint(s, true);
+  if (typeof e === "string") return new Error(`Cannot parse the endpoint "${s}": ${e}`);
+  return isNone(e.host) || e.port === 0 ? null : e;
 }
 
 /**
- * Formats an endpoint as `host:port`, bracketing IPv6 literals (`[::1]:6379`). Host names are
- * lower-cased, so the result can be used as a map key: two spellings of the same endpoint
- * (`"::1:6379"`, `"[::1]:6379"`, `"Redis.Example:6379"`) give the same text.
+ * Parses a `host:port` text as maintenance notifications write it.
  *
- * @param endpoint The endpoint, or a `host:port` text (parsed with {@linkcode parseEndpoint};
- *   a text that does not parse to an endpoint is returned trimmed and unchanged otherwise).
- * @returns The canonical `host:port` text.
+ * @deprecated Use {@linkcode parseNotificationEndpoint}, the same function.
+ *
+ * @param text The text to parse.
+ * @returns The endpoint, `null` for "no endpoint", or an `Error` describing the fault.
+ *
+ * @example
+ * ```ts
+ * import { parseEndpoint } from "@edge/redis/maintenance";
+ * parseEndpoint("[::1]:6379"); // { host: "::1", port: 6379 }
+ * ```
+ */
+export const parseEndpoint: (text: string) => ParsedEndpoint = parseNotificationEndpoint;
+
+/**
+ * The map key of an endpoint or of a `host:port` text ({@linkcode endpointKey}: host
+ * lower-cased, IPv6 in brackets), so two spellings of one endpoint (`"::1:6379"`,
+ * `"[::1]:6379"`, `"Redis.Example:6379"`) give one key.
+ *
+ * @param endpoint The endpoint, or a `host:port` text (read as
+ *   {@linkcode parseNotificationEndpoint} reads it; a text that is no endpoint is returned
+ *   trimmed and unchanged otherwise).
+ * @returns The key.
+ *
+ * @example
+ * ```ts
+ * import { endpointKeyOf } from "@edge/redis/maintenance";
+ * endpointKeyOf("::1:6379");                    // "[::1]:6379"
+ * endpointKeyOf({ host: "Cache.Example", port: 1 }); // "cache.example:1"
+ * ```
+ */
+export function endpointKeyOf(endpoint: Endpoint | string): string {
+  if (typeof endpoint !== "string") return endpointKey(endpoint);
+  const parsed = parseNotificationEndpoint(endpoint);
+  return parsed === null || parsed instanceof Error ? endpoint.trim() : endpointKey(parsed);
+}
+
+/**
+ * The map key of an endpoint or a `host:port` text.
+ *
+ * @deprecated Use {@linkcode endpointKeyOf} (a key: the host lower-cased), or `formatEndpoint`
+ *   of the endpoint module for display (the host as given).
+ *
+ * @param endpoint The endpoint, or a `host:port` text.
+ * @returns The key.
  *
  * @example
  * ```ts
  * import { formatEndpoint } from "@edge/redis/maintenance";
  * formatEndpoint({ host: "::1", port: 6379 }); // "[::1]:6379"
- * formatEndpoint("::1:6379");                  // "[::1]:6379"
  * ```
  */
-export function formatEndpoint(endpoint: HostPort | string): string {
-  let hp: HostPort;
-  if (typeof endpoint === "string") {
-    const parsed = parseEndpoint(endpoint);
-    if (parsed === null || parsed instanceof Error) return endpoint.trim();
-    hp = parsed;
-  } else {
-    hp = endpoint;
-  }
-  return endpointKey(hp);
-}
+export const formatEndpoint: (endpoint: Endpoint | string) => string = endpointKeyOf;

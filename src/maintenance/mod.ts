@@ -62,7 +62,15 @@ export type {
   WindowClosedDecision,
   WindowOpenedDecision,
 } from "./decision.ts";
-export { formatEndpoint, type HostPort, type ParsedEndpoint, parseEndpoint } from "./endpoint.ts";
+export { type Endpoint, endpointKey, sameEndpoint } from "../endpoint.ts";
+export {
+  endpointKeyOf,
+  formatEndpoint,
+  type HostPort,
+  type ParsedEndpoint,
+  parseEndpoint,
+  parseNotificationEndpoint,
+} from "./endpoint.ts";
 export { isPrivateAddress, resolveEndpointType } from "./endpoint_type.ts";
 export {
   type MaintenanceHandshakeContext,

@@ -5,7 +5,8 @@
  */
 
 import type { RespValue } from "../resp/types.ts";
-import { type HostPort, parseEndpoint } from "./endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
+import { parseNotificationEndpoint } from "./endpoint.ts";
 import { parseSlotRanges, type SlotRange } from "./slots.ts";
 
 /**
@@ -22,7 +23,7 @@ export interface MovingNotification {
   /** Announced window, in seconds, as on the wire. */
   time: number;
   /** Where the endpoint moves, or `null` when the server gave no target. */
-  target: HostPort | null;
+  target: Endpoint | null;
 }
 
 /**
@@ -66,9 +67,9 @@ export interface SlotsMigratingNotification {
 /** One entry of an `SMIGRATED` notification: `slots` moved from `source` to `destination`. */
 export interface SlotMigration {
   /** The node that served the slots, or `null` when the entry did not name it. */
-  source: HostPort | null;
+  source: Endpoint | null;
   /** The node that serves the slots now. */
-  destination: HostPort;
+  destination: Endpoint;
   /** The slots that moved. */
   slots: SlotRange[];
 }
@@ -233,13 +234,13 @@ function slotsOf(v: RespValue | undefined, where: string): SlotRange[] {
   return ranges;
 }
 
-function endpointOf(v: RespValue | undefined, where: string): HostPort | null {
+function endpointOf(v: RespValue | undefined, where: string): Endpoint | null {
   if (v === null || v === undefined) return null;
   const t = text(v);
   if (t === undefined) {
     throw new Malformed(`expected the endpoint ${where} to be "host:port", got ${describe(v)}`);
   }
-  const parsed = parseEndpoint(t);
+  const parsed = parseNotificationEndpoint(t);
   if (parsed instanceof Error) throw new Malformed(`${parsed.message} (${where})`);
   return parsed;
 }

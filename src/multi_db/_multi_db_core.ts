@@ -5,7 +5,7 @@ import type { WatchSession } from "../client/watch_session.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { QueuedCommand } from "../client/pipeline.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";

@@ -4,9 +4,9 @@
  * @module
  */
 
-import { formatEndpoint } from "../connection/endpoint.ts";
+import { type Endpoint, endpointKey, formatEndpoint } from "../endpoint.ts";
 import type { RedisClientOptions } from "../client/options.ts";
-import { systemClock } from "../_clock.ts";
+import { type Clock, systemClock } from "../_clock.ts";
 import { parseRedisUrl } from "../client/options.ts";
 import type { DatabaseClientFactory, DatabaseClientOptions } from "./database_client.ts";
 import {
@@ -269,36 +269,31 @@ export interface MultiDbClientOptions extends Omit<RedisClientOptions, "url" | "
    * failback); tests drive it by hand.
    * @default {the system clock}
    */
-  clock?: MultiDbClock;
+  clock?: Clock;
 }
 
 /**
- * The time source and one-shot timers of a {@linkcode MultiDbClient}.
+ * The time source and one-shot timers of a {@linkcode MultiDbClient}: the client's one clock.
+ *
+ * @deprecated Use {@linkcode Clock}, the same type.
  *
  * @example
  * ```ts
- * import type { MultiDbClock } from "@edge/redis/multi-db";
- * const clock: MultiDbClock = {
+ * import type { Clock } from "@edge/redis/multi-db";
+ * const clock: Clock = {
  *   now: () => Date.now(),
  *   setTimer: (fn, ms) => setTimeout(fn, ms),
  *   clearTimer: (id) => clearTimeout(id as number),
  * };
  * ```
  */
-export interface MultiDbClock {
-  /** The current time, in ms. */
-  now(): number;
-  /** Calls `fn` once after `ms` ms; returns a handle for `clearTimer`. */
-  setTimer(fn: () => void, ms: number): unknown;
-  /** Cancels a timer; ignores `undefined` and fired timers. */
-  clearTimer(id: unknown): void;
-}
+export type MultiDbClock = Clock;
 
 /** @internal A database's settings with every default applied. */
 export interface ResolvedDatabaseConfig {
   name: string;
   weight: number;
-  endpoint: { host: string; port: number } | undefined;
+  endpoint: Endpoint | undefined;
   healthCheck: (Required<HealthCheckOptions> & { strategy: HealthCheckStrategy }) | undefined;
   clientOptions: DatabaseClientOptions;
 }
@@ -319,7 +314,7 @@ export interface ResolvedMultiDbOptions {
   retryOnFailover: boolean;
   createClient: DatabaseClientFactory | undefined;
   clientOptions: RedisClientOptions;
-  clock: MultiDbClock;
+  clock: Clock;
 }
 
 /**
@@ -550,7 +545,7 @@ export function resolveMultiDbOptions(o: MultiDbClientOptions): ResolvedMultiDbO
 }
 
 /** The endpoint of a database's options, or `undefined` for a cluster. */
-function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefined {
+function endpointOf(c: DatabaseConfig): Endpoint | undefined {
   if (c.nodes !== undefined) {
     if (!Array.isArray(c.nodes) || c.nodes.length === 0) {
       throw new TypeError("Cannot add the database: nodes must be a non-empty list of URLs");
@@ -562,12 +557,12 @@ function endpointOf(c: DatabaseConfig): { host: string; port: number } | undefin
 }
 
 /** @internal `host:port` of a cluster seed given as a URL, `host:port` or `{ host, port }`. */
-export function nodeKey(n: string | { host: string; port: number }): string {
-  if (typeof n === "object" && n !== null) return formatEndpoint(n);
+export function nodeKey(n: string | Endpoint): string {
+  if (typeof n === "object" && n !== null) return endpointKey(n);
   const text = String(n);
   try {
     const u = parseRedisUrl(text.includes("://") ? text : `redis://${text}`);
-    return formatEndpoint({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
+    return endpointKey({ host: u.host ?? "127.0.0.1", port: u.port ?? 6379 });
   } catch {
     return text;
   }

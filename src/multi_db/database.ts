@@ -5,8 +5,10 @@
  * @module
  */
 
+import type { Endpoint } from "../endpoint.ts";
 import type { CircuitState } from "../resilience/circuit_breaker.ts";
-import type { MultiDbClock, ResolvedDatabaseConfig, ResolvedMultiDbOptions } from "./config.ts";
+import type { Clock } from "../_clock.ts";
+import type { ResolvedDatabaseConfig, ResolvedMultiDbOptions } from "./config.ts";
 import {
   createDatabaseClient,
   type DatabaseClient,
@@ -38,7 +40,7 @@ export interface DatabaseInfo {
   /** Its name (its endpoint unless named). */
   name: string;
   /** Host and port, for a database with one endpoint. */
-  endpoint: { host: string; port: number } | undefined;
+  endpoint: Endpoint | undefined;
   /** Its weight. */
   weight: number;
   /** Its health, from the last health check. */
@@ -75,7 +77,7 @@ export class Database {
   lastSuccessAt = 0;
   /** Order of configuration (ties between equal weights). */
   readonly order: number;
-  readonly clock: MultiDbClock;
+  readonly clock: Clock;
   readonly #factory: DatabaseClientFactory;
   readonly #onEvent: (db: Database, type: "maintenance" | "handoff", detail: unknown) => void;
   #maintenanceUntil = 0;
@@ -107,7 +109,7 @@ export class Database {
       openDuration: Math.max(1, top.gracePeriod),
       halfOpenMaxCalls: 1,
       name: config.name,
-      clock: { now: () => clock.now() },
+      clock,
     }, () => this.inMaintenance());
     this.client = this.#create();
   }

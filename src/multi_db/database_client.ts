@@ -6,13 +6,14 @@
  * @module
  */
 
+import type { Endpoint } from "../endpoint.ts";
 import { RedisClient, type SendCommandOptions, type WatchSession } from "../client/redis_client.ts";
 import { RedisClusterClient } from "../cluster/cluster_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
-import type { ClientMaintenanceState } from "../client/_maintenance.ts";
+import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 import type { PubSubListener } from "../client/subscription.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
-import type { Transform } from "../commands/_command.ts";
+import type { Transform } from "../commands/command_runner.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 
 /**
@@ -148,7 +149,7 @@ export interface DatabaseClient {
  */
 export interface DatabaseClientOptions extends RedisClientOptions {
   /** Seed nodes of a cluster database (`redis://host:port`, `host:port` or `{ host, port }`). */
-  nodes?: (string | { host: string; port: number })[];
+  nodes?: (string | Endpoint)[];
 }
 
 /**

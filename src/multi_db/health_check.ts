@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Endpoint } from "../endpoint.ts";
 import { type Clock, systemClock } from "../_clock.ts";
 import type { DatabaseClient } from "./database_client.ts";
 
@@ -32,7 +33,7 @@ export interface HealthCheckTarget {
   /** The database's name (its endpoint unless named). */
   database: string;
   /** Host and port of the database, when it has one endpoint. */
-  endpoint: { host: string; port: number } | undefined;
+  endpoint: Endpoint | undefined;
   /** The database's client. */
   client: DatabaseClient;
   /** The probe's time limit, in ms; the probe fails when it passes. */

@@ -74,16 +74,17 @@ export {
 } from "../resilience/circuit_breaker.ts";
 export { CircuitOpenError } from "../errors.ts";
 export type { PubSubListener, PubSubMessage } from "../client/subscription.ts";
-export type { CircuitMetrics, CircuitStateChange, Clock } from "../resilience/circuit_breaker.ts";
+export type { Clock } from "../_clock.ts";
+export type { CircuitMetrics, CircuitStateChange } from "../resilience/circuit_breaker.ts";
 export type { ConnectionError, RedisError, RedisErrorOptions, ReplyError } from "../errors.ts";
 export type { RedisClientOptions } from "../client/options.ts";
 export type { SendCommandOptions, WatchSession } from "../client/redis_client.ts";
-export type { ClientMaintenanceState } from "../client/_maintenance.ts";
+export type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 export type { Pipeline, Transaction } from "../client/pipeline.ts";
 export type { SubscriptionKind } from "../client/subscription.ts";
 export type { RedisCommands } from "../commands/commands.ts";
 export type { ScoredMember } from "../commands/types.ts";
-export type { Transform } from "../commands/_command.ts";
+export type { Transform } from "../commands/command_runner.ts";
 export type { Logger } from "../logger.ts";
 export type { RedisArgument, RespValue } from "../resp/types.ts";
 export type * from "../commands/types.ts";
@@ -98,6 +99,7 @@ export type {
   MaintenanceMode,
   ResolvedMaintenanceOptions,
 } from "../maintenance/options.ts";
+export type { Endpoint } from "../endpoint.ts";
 export type { HostPort } from "../maintenance/endpoint.ts";
 export type {
   Batch,

@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { TimeSource } from "../_clock.ts";
+import type { Clock } from "../_clock.ts";
 import { CircuitOpenError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
 
 /**
@@ -41,18 +41,7 @@ import { CircuitOpenError, ConnectionError, ReplyError, TimeoutError } from "../
  */
 export type CircuitState = "closed" | "open" | "half-open" | "forced-open";
 
-/**
- * A source of time in milliseconds (monotonic; any epoch).
- *
- * @example
- * ```ts
- * import type { Clock } from "@edge/redis/circuit-breaker";
- * let t = 0;
- * const manual: Clock = { now: () => t };
- * t += 1000;
- * ```
- */
-export type Clock = TimeSource;
+export type { Clock } from "../_clock.ts";
 
 /**
  * A state change of a {@linkcode CircuitBreaker}.
@@ -122,10 +111,11 @@ export interface CircuitBreakerOptions {
    */
   isFailure?: (error: unknown) => boolean;
   /**
-   * Where time comes from.
+   * Where time comes from: the client's one {@linkcode Clock}, of which the breaker reads only
+   * `now` (it sets no timers), e.g. `{ now: () => t }` in a test.
    * @default {Date}
    */
-  clock?: Clock;
+  clock?: Pick<Clock, "now">;
   /**
    * A name for error messages.
    * @default {"circuit"}
@@ -184,7 +174,7 @@ function check(name: string, v: number | undefined, dflt: number, min: number, m
   return v;
 }
 
-const systemClock: Clock = { now: () => Date.now() };
+const wallTime: Pick<Clock, "now"> = { now: () => Date.now() };
 
 /**
  * A circuit breaker over a time-based sliding window. See the module documentation for the
@@ -215,7 +205,7 @@ export class CircuitBreaker {
   readonly #openDuration: number;
   readonly #halfOpenMax: number;
   readonly #isFailure: (error: unknown) => boolean;
-  readonly #clock: Clock;
+  readonly #clock: Pick<Clock, "now">;
   readonly #name: string;
   readonly #onChange: ((change: CircuitStateChange) => void) | undefined;
   // Ring of buckets: epoch (bucket number since the clock's epoch), calls, failures.
@@ -249,7 +239,7 @@ export class CircuitBreaker {
       throw new TypeError("Cannot use isFailure: expected a function");
     }
     this.#isFailure = options.isFailure ?? defaultIsFailure;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? wallTime;
     this.#name = options.name ?? "circuit";
     this.#onChange = options.onStateChange;
     this.#epochs = new Float64Array(buckets).fill(-Infinity);

@@ -10,6 +10,7 @@
 // ProtocolError (same offset) whichever reader meets it first.
 import { ProtocolError, ReplyError } from "../errors.ts";
 import type { RespValue } from "./types.ts";
+import { onUtf8Decoder, type Utf8Decoder } from "../utf8_decoder.ts";
 
 /** Longest bulk string, line or aggregate length accepted (Redis' own proto-max-bulk-len). */
 export const MAX_LENGTH = 512 * 1024 * 1024;
@@ -48,23 +49,9 @@ export let TYPE = 0;
 // ignoreBOM: a value that starts with U+FEFF keeps it (values are data, not documents)
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/**
- * Decodes `buf[start..end)` as UTF-8 like `TextDecoder` with `ignoreBOM` (invalid sequences
- * become U+FFFD).
- */
-export type Utf8Decoder = (buf: Uint8Array, start: number, end: number) => string;
-
-/** A runtime's faster decoder, installed by its transport (see `setUtf8Decoder`). */
+/** A runtime's faster decoder, installed by its transport (`setUtf8Decoder`). */
 let NATIVE: Utf8Decoder | undefined;
-
-/**
- * Installs a runtime-specific UTF-8 decoder that the reader uses for strings longer than a few
- * bytes, in place of `TextDecoder` (`undefined` restores it). It must decode exactly like
- * `new TextDecoder("utf-8", { ignoreBOM: true })`.
- */
-export function setUtf8Decoder(decoder: Utf8Decoder | undefined): void {
-  NATIVE = decoder;
-}
+onUtf8Decoder((d) => NATIVE = d);
 
 /** Decodes B[s..e) as UTF-8, natively where the runtime offers it and it pays. */
 function utf8At(s: number, e: number): string {

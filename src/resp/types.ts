@@ -48,3 +48,11 @@ export type RespValue =
   | RespValue[]
   | Map<RespValue, RespValue>
   | Set<RespValue>;
+
+/**
+ * Converts a raw reply into a command method's result type. Runs only for non-error replies.
+ *
+ * @param reply The decoded reply.
+ * @returns The method's result.
+ */
+export type Transform = (reply: RespValue) => unknown;

@@ -2,7 +2,7 @@
 // commands to a sentinel or to a data node (ROLE), and the long-lived session the monitor
 // subscribes on. Both are our own RedisClient, so the handshake, TLS, timeouts and password
 // redaction are the standalone ones.
-import type { Endpoint } from "../connection/connection.ts";
+import type { Endpoint } from "../endpoint.ts";
 import { RedisClient } from "../client/redis_client.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import { ClosedError, ReplyError } from "../errors.ts";

@@ -2,19 +2,17 @@
 // verify each answer with ROLE on the node itself before using it, and learn further
 // sentinels from SENTINEL SENTINELS. Every failure names what was tried; no password ever
 // appears (the handshake redacts it from server replies, and none is added here).
-import type { Endpoint } from "../connection/connection.ts";
+import { type Endpoint, formatEndpoint, sameEndpoint } from "../endpoint.ts";
 import { ConnectionError, ReplyError } from "../errors.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Probe } from "./_dial.ts";
 import {
-  endpointName,
   entriesOf,
   entryAddress,
   entryIsDown,
   masterAddressOf,
   replicaEntryHealthy,
   roleOf,
-  sameEndpoint,
 } from "./_replies.ts";
 
 /**
@@ -126,11 +124,11 @@ export async function discoverMaster(ctx: DiscoveryContext): Promise<DiscoveredM
   const asked = new Set<string>();
   // Sentinels learnt along the way are asked too.
   for (let round = 0; round < 4; round++) {
-    const list = ctx.sentinels.list().filter((s) => !asked.has(endpointName(s)));
+    const list = ctx.sentinels.list().filter((s) => !asked.has(formatEndpoint(s)));
     if (list.length === 0) break;
     for (const s of list) {
-      asked.add(endpointName(s));
-      const sn = endpointName(s);
+      asked.add(formatEndpoint(s));
+      const sn = formatEndpoint(s);
       let replies: RespValue[];
       try {
         replies = await ctx.probe.sentinel(s, [
@@ -158,7 +156,7 @@ export async function discoverMaster(ctx: DiscoveryContext): Promise<DiscoveredM
         continue;
       }
       learn(ctx, sentinelsReply);
-      const mn = endpointName(master);
+      const mn = formatEndpoint(master);
       let role: RespValue | undefined;
       try {
         [role] = await ctx.probe.node(master, [["ROLE"]]);
@@ -217,7 +215,7 @@ export async function discoverReplicas(
   let unknown = 0;
   let down = 0;
   for (const s of ctx.sentinels.list()) {
-    const sn = endpointName(s);
+    const sn = formatEndpoint(s);
     let replies: RespValue[];
     try {
       replies = await ctx.probe.sentinel(s, [
@@ -251,11 +249,11 @@ export async function discoverReplicas(
         const [role] = await ctx.probe.node(e, [["ROLE"]]);
         const r = roleOf(role ?? null);
         if (r.role === "replica" && r.connected) return undefined;
-        return `${endpointName(e)} is ${
+        return `${formatEndpoint(e)} is ${
           r.role === "replica" ? "not connected to its master" : `a ${r.role}`
         }`;
       } catch (err) {
-        return `${endpointName(e)}: ${reason(err)}`;
+        return `${formatEndpoint(e)}: ${reason(err)}`;
       }
     }));
     const replicas = candidates.filter((_, i) => checks[i] === undefined);

@@ -1,14 +1,14 @@
 // The monitor: one subscription to the event channels of one sentinel, moved to the next
 // sentinel when that one goes away, and a periodic check that catches a switch whose message
 // was lost (a sentinel that died mid-failover, a subscription being re-established).
-import type { Endpoint } from "../connection/connection.ts";
+import { type Endpoint, formatEndpoint, sameEndpoint } from "../endpoint.ts";
 import { ConnectionError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { startTimer, stopTimer } from "../_resources.ts";
-import { unrefTimer } from "../transport/_unref_timer.ts";
+import { type Clock, systemClock, type TimerId } from "../_clock.ts";
+import { unrefTimer } from "../transport/unref_timer.ts";
 import type { SentinelSession, SessionOpener } from "./_dial.ts";
 import type { SentinelSet } from "./_discovery.ts";
-import { endpointName, parseSentinelEvent, type SentinelEvent } from "./_replies.ts";
+import { parseSentinelEvent, type SentinelEvent } from "./_replies.ts";
 
 /** The sentinel event channels the monitor listens to. */
 export const MONITOR_CHANNELS: readonly string[] = [
@@ -37,6 +37,8 @@ export interface MonitorOptions {
   interval: number;
   /** The periodic timer does not keep the process alive (the client's `unref`). */
   unref?: boolean;
+  /** Time and timers of the periodic check (tests drive it by hand). @default systemClock */
+  clock?: Clock;
   /** An event about the monitored master. */
   onEvent(event: SentinelEvent): void;
   /**
@@ -57,14 +59,17 @@ export class SentinelMonitor {
   readonly #o: MonitorOptions;
   #session: SentinelSession | undefined;
   #connecting: Promise<void> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: TimerId | undefined;
   #checking: Promise<void> | undefined;
   #closed = false;
   #subscribedOnce = false;
 
+  readonly #clock: Clock;
+
   /** @param options The settings. */
   constructor(options: MonitorOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** The sentinel subscribed to, if any. */
@@ -83,7 +88,7 @@ export class SentinelMonitor {
     this.#arm();
     const order = this.#o.sentinels.list();
     if (prefer) {
-      const i = order.findIndex((e) => e.host === prefer.host && e.port === prefer.port);
+      const i = order.findIndex((e) => sameEndpoint(e, prefer));
       if (i > 0) order.unshift(...order.splice(i, 1));
     }
     return this.#connect(order);
@@ -96,13 +101,16 @@ export class SentinelMonitor {
 
   #arm(): void {
     if (this.#closed) return;
-    stopTimer(this.#timer);
-    this.#timer = startTimer(() => {
+    this.#clock.clearTimer(this.#timer);
+    this.#timer = this.#clock.setTimer(() => {
       this.#timer = undefined;
       const next = this.#session ? this.#check() : this.#connect(this.#o.sentinels.list());
       next.finally(() => this.#arm());
     }, this.#o.interval);
-    if (this.#o.unref) unrefTimer(this.#timer);
+    // Only a wall-clock timer is a runtime timer that can be unref'd.
+    if (this.#o.unref && this.#clock === systemClock) {
+      unrefTimer(this.#timer as ReturnType<typeof setTimeout>);
+    }
   }
 
   #connect(order: Endpoint[]): Promise<void> {
@@ -135,12 +143,12 @@ export class SentinelMonitor {
           return;
         }
       } catch (err) {
-        tried.push(`${endpointName(e)}: ${(err as Error).message}`);
+        tried.push(`${formatEndpoint(e)}: ${(err as Error).message}`);
         await s?.close().catch(() => {});
         continue;
       }
       this.#session = s;
-      this.#o.logger.debug(`sentinel: subscribed to the events of ${endpointName(e)}`);
+      this.#o.logger.debug(`sentinel: subscribed to the events of ${formatEndpoint(e)}`);
       const again = this.#subscribedOnce;
       this.#subscribedOnce = true;
       // Events may have been missed while no subscription was in place.
@@ -159,7 +167,7 @@ export class SentinelMonitor {
     if (this.#session !== session || this.#closed) return;
     this.#session = undefined;
     this.#o.logger.debug(
-      `sentinel: lost the connection to ${endpointName(session.endpoint)}${
+      `sentinel: lost the connection to ${formatEndpoint(session.endpoint)}${
         error ? `: ${error.message}` : ""
       }`,
     );
@@ -173,7 +181,9 @@ export class SentinelMonitor {
     if (!session || this.#closed) return Promise.resolve();
     const p = this.#o.check(session).catch((e) => {
       this.#o.logger.debug(
-        `sentinel: the check on ${endpointName(session.endpoint)} failed: ${(e as Error).message}`,
+        `sentinel: the check on ${formatEndpoint(session.endpoint)} failed: ${
+          (e as Error).message
+        }`,
       );
       this.#lost(session, e as Error);
     }).finally(() => {
@@ -196,7 +206,7 @@ export class SentinelMonitor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    stopTimer(this.#timer);
+    this.#clock.clearTimer(this.#timer);
     this.#timer = undefined;
     const s = this.#session;
     this.#session = undefined;

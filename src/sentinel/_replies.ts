@@ -1,18 +1,11 @@
 // Reading what sentinels say: addresses given by the user, the replies of SENTINEL
 // GET-MASTER-ADDR-BY-NAME / REPLICAS / SENTINELS (flat arrays on RESP2, maps on RESP3), ROLE,
 // and the messages of the sentinel event channels. Pure: no sockets, no timers.
-import type { Endpoint } from "../connection/connection.ts";
+import type { Endpoint } from "../endpoint.ts";
 import type { RespValue } from "../resp/types.ts";
 
-/** Whether two endpoints are the same host and port. */
-export function sameEndpoint(a: Endpoint | undefined, b: Endpoint | undefined): boolean {
-  return a !== undefined && b !== undefined && a.host === b.host && a.port === b.port;
-}
-
-/** `host:port` of an endpoint (IPv6 literals in brackets). */
-export function endpointName(e: Endpoint): string {
-  return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
-}
+// The endpoint helpers under the names the sentinel files use: the one set, src/endpoint.ts.
+export { formatEndpoint as endpointName, sameEndpoint } from "../endpoint.ts";
 
 function checkPort(port: number, what: string): number {
   if (!Number.isInteger(port) || port <= 0 || port > 65535) {

@@ -3,11 +3,11 @@
 // write refused by a demoted master waits for the move and is sent again.
 import { ExecutorCore } from "../client/executor_core.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
-import type { ClientMaintenanceState } from "../client/_maintenance.ts";
-import type { GroupCommand } from "../client/_node.ts";
+import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
+import type { GroupCommand } from "../client/node_executor.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { WatchSession } from "../client/watch_session.ts";
-import type { Transform } from "../commands/_command.ts";
+import type { Transform } from "../commands/command_runner.ts";
 import type { Endpoint } from "../connection/connection.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/connection.ts";
 import { ClosedError, ConnectionError, ReplyError } from "../errors.ts";

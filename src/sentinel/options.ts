@@ -5,7 +5,7 @@
  */
 
 import type { RedisClientOptions } from "../client/options.ts";
-import type { HostPort } from "../maintenance/endpoint.ts";
+import type { Endpoint } from "../endpoint.ts";
 import type { TlsOptions } from "../transport/types.ts";
 import { parseSentinelAddress } from "./_replies.ts";
 
@@ -34,7 +34,7 @@ export interface RedisSentinelClientOptions
    * The sentinels to ask: `redis://host:port`, `host:port` or `{ host, port }` (port 26379
    * when absent). Sentinels learnt from the ones given are added.
    */
-  sentinels: (string | HostPort)[];
+  sentinels: (string | Endpoint)[];
   /**
    * `"master"`: every command goes to the master. `"replica"`: to one healthy replica (reads;
    * writes get the replica's `READONLY` error), moving to another when it goes down.
@@ -76,7 +76,7 @@ export interface RedisSentinelClientOptions
 /** @internal Options with defaults applied. */
 export interface ResolvedSentinelOptions {
   masterName: string;
-  sentinels: HostPort[];
+  sentinels: Endpoint[];
   role: "master" | "replica";
   sentinelUsername: string | undefined;
   sentinelPassword: string | undefined;

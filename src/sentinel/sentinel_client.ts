@@ -6,7 +6,7 @@
  */
 
 import { ClientEvents, ClientShell } from "../client/client_shell.ts";
-import type { ClientMaintenanceState } from "../client/_maintenance.ts";
+import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 import type { RedisClientEventMap } from "../client/events.ts";
 import type { HostPort } from "../maintenance/endpoint.ts";
 import { type RedisSentinelClientOptions, resolveSentinelOptions } from "./options.ts";

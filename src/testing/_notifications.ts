@@ -1,6 +1,6 @@
 // Encoders for the maintenance push frames (RESP3 `>`), byte-exact with
 // shared/reference/maintenance-protocol.md.
-import { formatEndpoint } from "../connection/endpoint.ts";
+import { formatEndpoint } from "../endpoint.ts";
 
 const enc = new TextEncoder();
 

@@ -7,17 +7,12 @@
 // taken effect). Replies leave strictly in slot order; server pushes that belong to no slot pass
 // straight through; injected notifications are written between whole frames only.
 import type { ServerTransport } from "../transport/listen.ts";
+import type { Endpoint } from "../endpoint.ts";
 import type { Connector, Transport } from "../transport/types.ts";
 import { encodeCommand, RespDecoder, RespFramer } from "../resp/mod.ts";
 import type { RespValue } from "../resp/types.ts";
 import { argText, argUpper, type Request, RequestReader } from "./_request_reader.ts";
 import { ENDPOINT_TYPES, hostPort } from "./_notifications.ts";
-
-/** A host and port. */
-export interface HostPort {
-  host: string;
-  port: number;
-}
 
 /** A MOVED or ASK reply the proxy forwarded to its client. */
 export interface RedirectRecord {
@@ -129,7 +124,7 @@ export class ProxyConnection {
   readonly id: number = nextId++;
   readonly client: ServerTransport;
   /** The listener (endpoint) the client connected to. */
-  readonly endpoint: HostPort;
+  readonly endpoint: Endpoint;
   readonly createdAt: number = Date.now();
   #host: ProxyHost;
   #reader = new RequestReader();
@@ -139,7 +134,7 @@ export class ProxyConnection {
   #fwdHead = 0;
   #sentUnanswered = 0;
   #up: Transport | undefined;
-  #upstreamAddr: HostPort;
+  #upstreamAddr: Endpoint;
   #framer: RespFramer | undefined;
   #connecting = true;
   #connectDone: Promise<void> = Promise.resolve();
@@ -194,10 +189,10 @@ export class ProxyConnection {
   constructor(
     host: ProxyHost,
     client: ServerTransport,
-    endpoint: HostPort,
-    upstream: HostPort,
+    endpoint: Endpoint,
+    upstream: Endpoint,
     /** When set, the upstream is not known yet (a switch is in progress): connect once it is. */
-    pendingUpstream?: Promise<HostPort>,
+    pendingUpstream?: Promise<Endpoint>,
   ) {
     this.#host = host;
     this.client = client;
@@ -221,7 +216,7 @@ export class ProxyConnection {
   }
 
   /** The upstream this connection forwards to. */
-  get upstream(): HostPort {
+  get upstream(): Endpoint {
     return this.#upstreamAddr;
   }
 
@@ -279,7 +274,7 @@ export class ProxyConnection {
    * Moves the connection to another upstream: {@linkcode ProxyConnection.hold}, then
    * {@linkcode ProxyConnection.release} to `target`.
    */
-  async switchUpstream(target: HostPort, drainTimeoutMs = 5_000): Promise<void> {
+  async switchUpstream(target: Endpoint, drainTimeoutMs = 5_000): Promise<void> {
     if (await this.hold(drainTimeoutMs)) await this.release(target);
   }
 
@@ -321,7 +316,7 @@ export class ProxyConnection {
    * Second half of an upstream switch: opens a connection to `target`, re-applies the session
    * (HELLO/AUTH, SELECT, CLIENT TRACKING, subscriptions) silently, then sends the held requests.
    */
-  release(target: HostPort): Promise<void> {
+  release(target: Endpoint): Promise<void> {
     this.#pendingSwitches--;
     if (this.#closed) return Promise.resolve();
     const old = this.#up;
@@ -349,7 +344,7 @@ export class ProxyConnection {
     return cmds;
   }
 
-  #connect(target: HostPort, replay: Uint8Array[][] = []): Promise<void> {
+  #connect(target: Endpoint, replay: Uint8Array[][] = []): Promise<void> {
     return this.#host.connector({ host: target.host, port: target.port }).then((up) => {
       if (this.#closed) {
         up.close();

@@ -6,6 +6,7 @@
  */
 
 import { ActionQueue, closedError, sleepOrClosed } from "./_action_queue.ts";
+import { splitEndpoint } from "../endpoint.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -63,15 +64,20 @@ export function parseEndpoint(
   if (typeof value !== "string") {
     return { host: value.host ?? defaults.host, port: value.port ?? defaults.port };
   }
-  let s = value.trim().replace(/^rediss?:\/\//, "").replace(/\/.*$/, "");
-  s = s.replace(/^.*@/, "");
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]*)(?::(\d+))?$/.exec(s);
-  if (m === null) throw new TypeError(`Cannot parse endpoint "${value}": expected "host:port"`);
-  const port = m[2] === undefined ? defaults.port : Number(m[2]);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TypeError(`Cannot parse endpoint "${value}": invalid port`);
+  const s = value.trim().replace(/^rediss?:\/\//, "").replace(/\/.*$/, "").replace(/^.*@/, "");
+  // A missing port (`host`, `[v6]`) or host (`:port`) takes the default; the one endpoint parser
+  // reads the rest (lenient only to let the host be empty: bare IPv6 is refused below).
+  const hasPort = s.startsWith("[") ? s.includes("]:") : s.includes(":");
+  const e = splitEndpoint(hasPort ? s : `${s}:${defaults.port}`, true);
+  const why = typeof e === "string"
+    ? e
+    : !s.startsWith("[") && e.host.includes(":")
+    ? "an IPv6 address needs brackets, e.g. [::1]:6379"
+    : undefined;
+  if (why !== undefined || typeof e === "string") {
+    throw new TypeError(`Cannot parse the endpoint "${value}": ${why}`);
   }
-  return { host: m[1] === "" || m[1] === undefined ? defaults.host : m[1], port };
+  return { host: e.host === "" ? defaults.host : e.host, port: e.port };
 }
 
 interface Bound {

@@ -11,7 +11,7 @@ import type { RestMockOptions } from "./rest_mock.ts";
 
 export type { NotificationStyle };
 
-import type { Endpoint as ClientEndpoint } from "../connection/endpoint.ts";
+import type { Endpoint as ClientEndpoint } from "../endpoint.ts";
 
 /**
  * A TCP endpoint.

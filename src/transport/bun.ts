@@ -17,7 +17,7 @@ import { HandlerSlot } from "./_handler_slot.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { socketError } from "./_errors.ts";
 import { dialAbortable } from "./_abort.ts";
-import { setUtf8Decoder } from "../resp/_reader.ts";
+import { setUtf8Decoder } from "../utf8_decoder.ts";
 
 // Bun's Buffer decodes UTF-8 natively (SIMD, with an ASCII fast path that builds a one-byte
 // string), faster than TextDecoder for a subarray and than building short strings in JS. It

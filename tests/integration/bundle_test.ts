@@ -44,6 +44,13 @@ const NOT_IN_ROOT: { what: string; dir: string; markers: RegExp[] }[] = [
 ];
 
 const PURE = ["./resp", "./maintenance", "./slot-delta", "./circuit-breaker"];
+/** Folders whose code no pure entry may carry (sockets, connections, clients). */
+const NOT_PURE = ["src/connection/", "src/client/", "src/transport/"];
+
+/** The source modules a bundle carries, by esbuild's module comments (`// src/x/y.ts`). */
+function bundledModules(text: string): string[] {
+  return [...text.matchAll(/^\/\/ (src\/\S+\.ts)$/gm)].map((m) => m[1]!);
+}
 const RUNTIME_SPECIFIC = [/\bDeno\./, /\bBun\./, /["']node:/, /\brequire\(/];
 
 describe("entry bundles (esbuild)", () => {
@@ -115,6 +122,25 @@ describe("entry bundles (esbuild)", () => {
       }
     });
   }
+
+  for (const key of PURE) {
+    it(
+      `${key} carries no connection, client or transport code`,
+      { skip: !(key in entries) },
+      () => {
+        const modules = bundledModules(code(key));
+        assert.ok(modules.length > 0, `no module comments in the bundle of ${key}`);
+        const bad = modules.filter((m) => NOT_PURE.some((dir) => m.startsWith(dir)));
+        assert.deepEqual(bad, [], `${key} bundles ${bad.join(", ")} (all: ${modules.join(", ")})`);
+      },
+    );
+  }
+
+  it("the module comments name connection, client and transport code where it is", () => {
+    // So the assertion above can fail: the bundle of `.` carries all three.
+    const modules = bundledModules(code("."));
+    for (const dir of NOT_PURE) assert.ok(modules.some((m) => m.startsWith(dir)), dir);
+  });
 
   it("the resource accounting of the tests costs nothing in production", async () => {
     // A process that never turns the test accounting on: a client connects, runs commands,

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient, ReplyError } from "../../mod.ts";
 import { RedisCommands } from "../../src/commands/commands.ts";
-import type { Transform } from "../../src/commands/_command.ts";
+import type { Transform } from "../../src/commands/command_runner.ts";
 import type { RedisArgument, RespValue } from "../../src/resp/types.ts";
 import { commandKeys, parseCommandInfo } from "../../src/commands/command_keys.ts";
 import type { CommandInfo } from "../../src/commands/command_info.ts";

@@ -161,7 +161,7 @@ describe(`transports' unref() (${runtime})`, () => {
 describe(`unrefTimer (${runtime})`, () => {
   it("a pending timer keeps the process alive until it is unref'd", async () => {
     const url = JSON.stringify(
-      new URL("../../src/transport/_unref_timer.ts", import.meta.url).href,
+      new URL("../../src/transport/unref_timer.ts", import.meta.url).href,
     );
     const code = (unref: boolean) => `
       import { unrefTimer } from ${url};

@@ -10,7 +10,7 @@ function store(
     maxEntries: o.maxEntries ?? 100,
     maxBytes: o.maxBytes ?? 1 << 20,
     ttl: o.ttl ?? 0,
-    now: o.now,
+    clock: o.now ? { now: o.now } : undefined,
   });
 }
 

@@ -9,7 +9,7 @@ import {
   FLAG_BLOCKING,
   FLAG_ERRORS_AS_VALUES,
   FLAG_READONLY,
-} from "../../../src/connection/flags.ts";
+} from "../../../src/command_flags.ts";
 import { ReplyError } from "../../../src/errors.ts";
 import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { type ClientCore, ClientEvents, ClientShell } from "../../../src/client/client_shell.ts";
 import type { RedisClientEventMap } from "../../../src/client/events.ts";
 import { ClosedError, ConnectionError } from "../../../src/errors.ts";
-import { FLAG_BINARY, FLAG_RAW } from "../../../src/commands/_command.ts";
+import { FLAG_BINARY, FLAG_RAW } from "../../../src/commands/command_runner.ts";
 import type { RedisArgument } from "../../../src/resp/types.ts";
 
 interface Call {

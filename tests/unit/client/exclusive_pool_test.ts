@@ -6,6 +6,8 @@ import { ExclusivePool } from "../../../src/client/_pool.ts";
 import type { Connection } from "../../../src/connection/connection.ts";
 import { ClosedError, TimeoutError } from "../../../src/errors.ts";
 import { sleep } from "../../_helpers/leaks.ts";
+import type { Clock } from "../../../src/_clock.ts";
+import { ManualClock } from "../connection/_manual_clock.ts";
 
 interface Fake {
   id: number;
@@ -34,7 +36,7 @@ function fakeConnection(id: number): Fake {
   };
 }
 
-function pool(max: number, idleTimeout = 0, waitTimeout = 0) {
+function pool(max: number, idleTimeout = 0, waitTimeout = 0, clock?: Clock) {
   const made: Fake[] = [];
   const p = new ExclusivePool(
     () => {
@@ -45,6 +47,7 @@ function pool(max: number, idleTimeout = 0, waitTimeout = 0) {
     max,
     idleTimeout,
     waitTimeout,
+    clock,
   );
   return { p, made };
 }
@@ -147,5 +150,27 @@ describe("ExclusivePool", () => {
     await assert.rejects(w, ClosedError);
     assert.equal(fake(a).destroyed, true);
     await assert.rejects(p.acquire(), ClosedError);
+  });
+
+  it("sweeps idle connections and bounds the wait on the injected clock", async () => {
+    const clock = new ManualClock();
+    const { p, made } = pool(1, 1_000, 500, clock);
+    const a = await p.acquire();
+    const waiting = p.acquire().then(() => "served", (e) => e);
+    await clock.advance(499);
+    p.release(a); // served before the bound
+    assert.equal(await waiting, "served");
+    const late = p.acquire().then(() => "served", (e) => e);
+    await clock.advance(500);
+    assert.ok((await late) instanceof TimeoutError);
+    p.release(a);
+    assert.equal(p.size, 1);
+    await clock.advance(999);
+    assert.equal(made[0]!.closed, false);
+    await clock.advance(1);
+    assert.equal(made[0]!.closed, true, "idle past idleTimeout on the clock");
+    assert.equal(p.size, 0);
+    await p.close();
+    assert.equal(clock.pending, 0);
   });
 });

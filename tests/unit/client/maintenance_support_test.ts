@@ -3,7 +3,7 @@
 // behind one controller.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { MaintenanceSupport } from "../../../src/client/_maintenance.ts";
+import { MaintenanceSupport } from "../../../src/client/maintenance_support.ts";
 import type { Connection, Endpoint, TimeoutPolicy } from "../../../src/connection/connection.ts";
 import { silentLogger } from "../../../src/logger.ts";
 import type { RespValue } from "../../../src/resp/types.ts";

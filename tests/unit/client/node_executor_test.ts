@@ -2,9 +2,9 @@
 // steps per role, subscriptions restored on a new socket, moveTo, close and destroy.
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { NodeExecutor, type NodeExecutorOptions } from "../../../src/client/_node.ts";
+import { NodeExecutor, type NodeExecutorOptions } from "../../../src/client/node_executor.ts";
 import { resolveClientOptions } from "../../../src/client/options.ts";
-import { FLAG_BLOCKING } from "../../../src/commands/_command.ts";
+import { FLAG_BLOCKING } from "../../../src/commands/command_runner.ts";
 import { ClosedError, ConnectionError, ReplyError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/logger.ts";
 import { MemoryRedis } from "../../_helpers/memory_redis.ts";

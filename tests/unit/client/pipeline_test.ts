@@ -6,7 +6,7 @@ import { Pipeline, Transaction } from "../../../src/client/pipeline.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../../../src/connection/connection.ts";
 import { ReplyError } from "../../../src/errors.ts";
 import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
-import type { Transform } from "../../../src/commands/_command.ts";
+import type { Transform } from "../../../src/commands/command_runner.ts";
 
 interface Sent {
   args: RedisArgument[];

@@ -2,7 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisCommands } from "../../../src/commands/commands.ts";
-import type { Transform } from "../../../src/commands/_command.ts";
+import type { Transform } from "../../../src/commands/command_runner.ts";
 import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
 import { ReplyError } from "../../../src/errors.ts";
 

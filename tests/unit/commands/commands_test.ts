@@ -1,5 +1,5 @@
 import type { RespValue } from "../../../src/resp/types.ts";
-import { FLAG_BINARY, FLAG_BLOCKING, FLAG_READONLY } from "../../../src/commands/_command.ts";
+import { FLAG_BINARY, FLAG_BLOCKING, FLAG_READONLY } from "../../../src/commands/command_runner.ts";
 import { cases, enc } from "./_recorder.ts";
 
 const RO = FLAG_READONLY;

@@ -3,7 +3,7 @@
 // and it replaces a socket whose replies no longer match their commands.
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FLAG_RAW } from "../../../src/connection/flags.ts";
+import { FLAG_RAW } from "../../../src/command_flags.ts";
 import { reservedCommandError } from "../../../src/connection/reserved.ts";
 import { assertNoLeaks, markLeakBaseline } from "../../_helpers/leaks.ts";
 import { fakeConnection, SKIP, sleep } from "./_fake_transport.ts";

@@ -1,18 +1,33 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { formatEndpoint, parseEndpoint, parseSlotRanges } from "../../../src/maintenance/mod.ts";
+import {
+  endpointKeyOf,
+  formatEndpoint,
+  parseEndpoint,
+  parseNotificationEndpoint,
+  parseSlotRanges,
+} from "../../../src/maintenance/mod.ts";
 
-describe("parseEndpoint", () => {
+describe("parseNotificationEndpoint", () => {
   it("parses IPv4, host names and IPv6 in both spellings", () => {
-    assert.deepEqual(parseEndpoint("127.0.0.1:6379"), { host: "127.0.0.1", port: 6379 });
-    assert.deepEqual(parseEndpoint("db.example:1"), { host: "db.example", port: 1 });
-    assert.deepEqual(parseEndpoint("[2001:db8::1]:6379"), { host: "2001:db8::1", port: 6379 });
-    assert.deepEqual(parseEndpoint("2001:db8::1:6379"), { host: "2001:db8::1", port: 6379 });
+    assert.deepEqual(parseNotificationEndpoint("127.0.0.1:6379"), {
+      host: "127.0.0.1",
+      port: 6379,
+    });
+    assert.deepEqual(parseNotificationEndpoint("db.example:1"), { host: "db.example", port: 1 });
+    assert.deepEqual(parseNotificationEndpoint("[2001:db8::1]:6379"), {
+      host: "2001:db8::1",
+      port: 6379,
+    });
+    assert.deepEqual(parseNotificationEndpoint("2001:db8::1:6379"), {
+      host: "2001:db8::1",
+      port: 6379,
+    });
   });
 
   it("returns null for every spelling of no endpoint", () => {
     for (const t of ["", "  ", "null", "Null", "?", ":1", "?:1", "null:1", "h:0", "[]:1"]) {
-      assert.equal(parseEndpoint(t), null, JSON.stringify(t));
+      assert.equal(parseNotificationEndpoint(t), null, JSON.stringify(t));
     }
   });
 
@@ -26,31 +41,38 @@ describe("parseEndpoint", () => {
       ["[::1", /missing "\]"/],
     ];
     for (const [text, message] of cases) {
-      const r = parseEndpoint(text);
+      const r = parseNotificationEndpoint(text);
       assert.ok(r instanceof Error, text);
       assert.match(r.message, message);
     }
   });
 });
 
-describe("formatEndpoint", () => {
+describe("endpointKeyOf", () => {
   it("brackets IPv6 and lower-cases host names", () => {
-    assert.equal(formatEndpoint({ host: "::1", port: 6379 }), "[::1]:6379");
-    assert.equal(formatEndpoint({ host: "10.0.0.1", port: 1 }), "10.0.0.1:1");
-    assert.equal(formatEndpoint("Redis.Example.COM:6379"), "redis.example.com:6379");
+    assert.equal(endpointKeyOf({ host: "::1", port: 6379 }), "[::1]:6379");
+    assert.equal(endpointKeyOf({ host: "10.0.0.1", port: 1 }), "10.0.0.1:1");
+    assert.equal(endpointKeyOf("Redis.Example.COM:6379"), "redis.example.com:6379");
   });
 
   it("gives one key for two spellings of the same endpoint", () => {
-    assert.equal(formatEndpoint("::1:6379"), formatEndpoint("[::1]:6379"));
+    assert.equal(endpointKeyOf("::1:6379"), endpointKeyOf("[::1]:6379"));
     assert.equal(
-      formatEndpoint(" 10.0.0.1:7000 "),
-      formatEndpoint({ host: "10.0.0.1", port: 7000 }),
+      endpointKeyOf(" 10.0.0.1:7000 "),
+      endpointKeyOf({ host: "10.0.0.1", port: 7000 }),
     );
   });
 
   it("returns a text that is not an endpoint trimmed and unchanged", () => {
-    assert.equal(formatEndpoint(" /tmp/redis.sock "), "/tmp/redis.sock");
-    assert.equal(formatEndpoint("null"), "null");
+    assert.equal(endpointKeyOf(" /tmp/redis.sock "), "/tmp/redis.sock");
+    assert.equal(endpointKeyOf("null"), "null");
+  });
+});
+
+describe("the deprecated names of ./maintenance", () => {
+  it("are the same functions", () => {
+    assert.equal(parseEndpoint, parseNotificationEndpoint);
+    assert.equal(formatEndpoint, endpointKeyOf);
   });
 });
 

@@ -3,7 +3,7 @@
 // credentials anywhere.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { MaintenanceSupport } from "../../../src/client/_maintenance.ts";
+import { MaintenanceSupport } from "../../../src/client/maintenance_support.ts";
 import type { Connection, Endpoint, TimeoutPolicy } from "../../../src/connection/connection.ts";
 import { ReplyError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/logger.ts";

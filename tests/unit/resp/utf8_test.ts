@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { RespDecoder } from "../../../src/resp/decoder.ts";
 import { RespFramer } from "../../../src/resp/framer.ts";
-import { setUtf8Decoder } from "../../../src/resp/_reader.ts";
+import { setUtf8Decoder } from "../../../src/utf8_decoder.ts";
 import type { RespValue } from "../../../src/resp/types.ts";
 
 const enc = new TextEncoder();

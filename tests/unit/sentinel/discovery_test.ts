@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConnectionError, ReplyError } from "../../../src/errors.ts";
-import type { Endpoint } from "../../../src/connection/connection.ts";
+import type { Endpoint } from "../../../src/endpoint.ts";
 import type { RespValue } from "../../../src/resp/types.ts";
 import type { Probe } from "../../../src/sentinel/_dial.ts";
 import { discoverMaster, discoverReplicas, SentinelSet } from "../../../src/sentinel/_discovery.ts";

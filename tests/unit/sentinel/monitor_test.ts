@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ConnectionError } from "../../../src/errors.ts";
-import type { Endpoint } from "../../../src/connection/connection.ts";
+import type { Endpoint } from "../../../src/endpoint.ts";
 import type { PubSubListener } from "../../../src/client/subscription.ts";
 import type { SentinelSession } from "../../../src/sentinel/_dial.ts";
 import { SentinelSet } from "../../../src/sentinel/_discovery.ts";
@@ -9,6 +9,7 @@ import { MONITOR_CHANNELS, SentinelMonitor } from "../../../src/sentinel/_monito
 import type { SentinelEvent } from "../../../src/sentinel/_replies.ts";
 import { silentLogger } from "../../../src/logger.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../../_helpers/leaks.ts";
+import { ManualClock } from "../connection/_manual_clock.ts";
 
 const ep = (port: number): Endpoint => ({ host: "127.0.0.1", port });
 
@@ -182,6 +183,37 @@ describe("sentinel monitor", () => {
     up.delete(1);
     await until("the move to sentinel 2", () => m.sentinel?.port === 2);
     await m.close();
+  });
+
+  it("runs the periodic check on the injected clock", async () => {
+    const f = fakes(new Set([1]));
+    const clock = new ManualClock();
+    let checks = 0;
+    const m = new SentinelMonitor({
+      masterName: "m",
+      sentinels: new SentinelSet([ep(1)]),
+      open: f.open,
+      interval: 10_000,
+      clock,
+      onEvent: () => {},
+      check: () => {
+        checks++;
+        return Promise.resolve();
+      },
+      onSentinelAdded: () => {},
+      onError: () => {},
+      logger: silentLogger,
+    });
+    await m.start();
+    const after = checks;
+    await clock.advance(9_999);
+    assert.equal(checks, after);
+    await clock.advance(1);
+    assert.equal(checks, after + 1);
+    await clock.advance(10_000);
+    assert.equal(checks, after + 2);
+    await m.close();
+    assert.equal(clock.pending, 0);
   });
 
   it("reports an error naming every sentinel when none can be subscribed to, and retries", async () => {

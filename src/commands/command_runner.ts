@@ -1,17 +1,16 @@
 // Internal contract between the typed command methods and the executors that run them
 // (the standalone client, the pipeline, the transaction, later the cluster client).
-import type { RedisArgument } from "../resp/types.ts";
-import type { Transform } from "../connection/flags.ts";
+import type { RedisArgument, Transform } from "../resp/types.ts";
 
-// The flags and the transform type live in the connection layer, which reads them.
+// The flags and the transform type, for the executors that import this contract.
 export {
   FLAG_BINARY,
   FLAG_BLOCKING,
   FLAG_NONE,
   FLAG_RAW,
   FLAG_READONLY,
-  type Transform,
-} from "../connection/flags.ts";
+} from "../command_flags.ts";
+export type { Transform } from "../resp/types.ts";
 
 /**
  * What every executor provides. A command method builds its argument list and calls

@@ -12,16 +12,16 @@
 //                 steps (READONLY, CLIENT TRACKING, ...) then the subscriptions
 //     maintenance the client's MaintenanceSupport (one per client, shared by its executors):
 //                 every connection is registered with its endpoint and role
-import { FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
+import { FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
 import {
   Connection,
   type ConnectionHooks,
-  type Endpoint,
   FLAG_SUBSCRIBE,
-  formatEndpoint,
   type HandoffResult,
   type HandshakeStep,
 } from "../connection/connection.ts";
+import type { Clock } from "../_clock.ts";
+import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -29,7 +29,7 @@ import type { Connector, Transport } from "../transport/types.ts";
 import { LIB_NAME, VERSION } from "../version.ts";
 import type { ResolvedClientOptions } from "./options.ts";
 import { ExclusivePool } from "./_pool.ts";
-import type { MaintenanceSupport } from "./_maintenance.ts";
+import type { MaintenanceSupport } from "./maintenance_support.ts";
 import {
   type PubSubListener,
   Subscription,
@@ -106,6 +106,8 @@ export interface NodeExecutorOptions {
   onShardRestoreRefused?: (channel: string, error: ReplyError) => void;
   /** Prefix of connection labels in logs and maintenance events, e.g. `127.0.0.1:7000 `. */
   label?: string;
+  /** Time and timers of its connections and pool (tests drive it by hand). @default systemClock */
+  clock?: Clock;
 }
 
 /**
@@ -145,6 +147,7 @@ export class NodeExecutor {
       this.#s.maxExclusiveConnections,
       this.#s.exclusiveIdleTimeout,
       this.#s.commandTimeout,
+      options.clock,
     );
   }
 
@@ -245,6 +248,7 @@ export class NodeExecutor {
       logger: o.logger,
       hooks,
       label,
+      clock: o.clock,
     });
     m?.register(conn, {
       label,

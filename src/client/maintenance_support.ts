@@ -9,7 +9,7 @@ import type {
   HandshakeStep,
   TimeoutPolicy,
 } from "../connection/connection.ts";
-import { endpointKey, formatEndpoint } from "../connection/endpoint.ts";
+import { endpointKey, formatEndpoint } from "../endpoint.ts";
 import { MaintenanceController } from "../maintenance/controller.ts";
 import type { MaintenanceDecision } from "../maintenance/decision.ts";
 import type { MaintenanceSnapshot } from "../maintenance/controller.ts";
