@@ -31,6 +31,7 @@ function world(
       if (role === undefined) return refuse(e);
       return Promise.resolve(commands.map(() => role));
     },
+    close: () => Promise.resolve(),
   };
 }
 
