@@ -89,6 +89,7 @@ export class ExecutorCore implements ClientCore {
       settings: o,
       connector: options.connector ?? defaultConnector,
       logger,
+      clock: options.clock,
       maintenance: this.#maintenance,
       emit: emit as (name: NodeEventName, detail: unknown) => void,
       onListenerError: (error) => emit("error", error),

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
@@ -153,6 +154,11 @@ export interface RedisClientOptions {
   connector?: Connector;
   /** Where to log. @default {silent} */
   logger?: Logger;
+  /**
+   * Time and timers: command deadlines, keep-alive, reconnect backoff, the exclusive pool's idle
+   * timeout. Tests inject a manual clock. @default {the system clock}
+   */
+  clock?: Clock;
 }
 
 /** @internal Options with every default applied. */

@@ -14,7 +14,7 @@ import { ClosedError, ConnectionError, ReplyError } from "../errors.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { HostPort } from "../maintenance/endpoint.ts";
 import type { RedisArgument } from "../resp/types.ts";
-import { startTimer, stopTimer } from "../_resources.ts";
+import { type Clock, systemClock } from "../_clock.ts";
 import { createProbe, createSessionOpener, type Probe, type SentinelSession } from "./_dial.ts";
 import { discoverMaster, discoverReplicas, SentinelSet } from "./_discovery.ts";
 import { SentinelMonitor } from "./_monitor.ts";
@@ -61,6 +61,7 @@ export class SentinelCore implements ClientCore {
   readonly #logger: Logger;
   readonly #events: ClientEvents;
   readonly #exec: ExecutorCore;
+  readonly #clock: Clock;
   readonly #sentinels: SentinelSet;
   readonly #probe: Probe;
   readonly #monitor: SentinelMonitor;
@@ -72,9 +73,9 @@ export class SentinelCore implements ClientCore {
   #following: Promise<void> | undefined;
   #latest: { to: Endpoint; reason: string } | undefined;
   #lastFollowAt = -Infinity;
-  #settleWait: { timer: ReturnType<typeof setTimeout>; resolve: () => void } | undefined;
+  #settleWait: { timer: unknown; resolve: () => void } | undefined;
   #refusal: { from: Endpoint; promise: Promise<boolean>; resolve(v: boolean): void } | undefined;
-  #refusalTimer: ReturnType<typeof setTimeout> | undefined;
+  #refusalTimer: unknown;
   #closed = false;
 
   constructor(
@@ -85,6 +86,7 @@ export class SentinelCore implements ClientCore {
     this.#s = s;
     this.#events = events;
     this.#logger = options.logger ?? silentLogger;
+    this.#clock = options.clock ?? systemClock;
     // Nothing dials before the first discovery: every entry point waits for it, then points the
     // executor at the node found.
     this.#exec = new ExecutorCore(options, events, {
@@ -361,12 +363,12 @@ export class SentinelCore implements ClientCore {
         while (this.#latest !== undefined && !this.#closed) {
           // The first switch is followed at once; one named within SETTLE_MS of the last
           // move waits out the rest of it, and then only the latest named is followed.
-          const wait = this.#lastFollowAt + SETTLE_MS - Date.now();
+          const wait = this.#lastFollowAt + SETTLE_MS - this.#clock.now();
           if (wait > 0) await this.#settle(wait);
           const next = this.#latest;
           if (next === undefined || this.#closed) break;
           this.#latest = undefined;
-          this.#lastFollowAt = Date.now();
+          this.#lastFollowAt = this.#clock.now();
           await this.#followOne(next.to, next.reason);
         }
       } finally {
@@ -379,7 +381,7 @@ export class SentinelCore implements ClientCore {
   #settle(ms: number): Promise<void> {
     return new Promise((resolve) => {
       this.#settleWait = {
-        timer: startTimer(() => {
+        timer: this.#clock.setTimer(() => {
           this.#settleWait = undefined;
           resolve();
         }, ms),
@@ -422,7 +424,7 @@ export class SentinelCore implements ClientCore {
     let resolve!: (v: boolean) => void;
     const promise = new Promise<boolean>((r) => resolve = r);
     this.#refusal = { from, promise, resolve };
-    this.#refusalTimer = startTimer(() => {
+    this.#refusalTimer = this.#clock.setTimer(() => {
       this.#refusalTimer = undefined;
       this.#settleRefusal(false);
     }, this.#s.failoverWait);
@@ -433,7 +435,7 @@ export class SentinelCore implements ClientCore {
     const r = this.#refusal;
     if (!r) return;
     this.#refusal = undefined;
-    stopTimer(this.#refusalTimer);
+    this.#clock.clearTimer(this.#refusalTimer);
     this.#refusalTimer = undefined;
     r.resolve(switched);
   }
@@ -551,7 +553,7 @@ export class SentinelCore implements ClientCore {
     const w = this.#settleWait;
     this.#settleWait = undefined;
     if (w !== undefined) {
-      stopTimer(w.timer);
+      this.#clock.clearTimer(w.timer);
       w.resolve();
     }
   }
