@@ -1,5 +1,6 @@
 // The multi-database client's core: the databases, their health monitors and breakers,
 // failover, failback and switching, and how a command reaches the active database.
+import { endpointKey } from "../endpoint.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
@@ -103,14 +104,14 @@ export class MultiDbCore implements ClientCore {
     o: DatabaseConfig,
     all: readonly { name: string; clientOptions: DatabaseConfig }[],
   ): void {
-    const key = endpointKey(o);
+    const key = databaseKey(o);
     const sameName = all.filter((r) => r.name === name).length +
       this.#dbs.filter((d) => d.name === name).length;
     if (sameName > 1) {
       throw new TypeError(`Cannot add the database "${name}": another database has that name`);
     }
-    const sameEndpoint = all.filter((r) => endpointKey(r.clientOptions) === key).length +
-      this.#dbs.filter((d) => endpointKey(d.config.clientOptions) === key).length;
+    const sameEndpoint = all.filter((r) => databaseKey(r.clientOptions) === key).length +
+      this.#dbs.filter((d) => databaseKey(d.config.clientOptions) === key).length;
     if (sameEndpoint > 1) {
       throw new TypeError(
         `Cannot add the database "${name}": another database has the endpoint ${key}`,
@@ -769,7 +770,7 @@ function skipIdleCheck(
 }
 
 /** What makes two databases the same: their endpoint (or cluster seed list). */
-function endpointKey(o: DatabaseConfig): string {
+function databaseKey(o: DatabaseConfig): string {
   if (o.nodes !== undefined) return `cluster(${[...o.nodes].map(nodeKey).sort().join(",")})`;
   let host = o.host;
   let port = o.port;
@@ -782,6 +783,5 @@ function endpointKey(o: DatabaseConfig): string {
       // resolveDatabaseConfig reports a bad URL.
     }
   }
-  const h = (host ?? "127.0.0.1").toLowerCase();
-  return `"${h.includes(":") ? `[${h}]` : h}:${port ?? 6379}"`;
+  return `"${endpointKey({ host: host ?? "127.0.0.1", port: port ?? 6379 })}"`;
 }
