@@ -164,6 +164,13 @@ export class FailoverShadows {
     return true;
   }
 
+  /** Whether a copy was confirmed by its replica, and that replica is connected. */
+  #confirmed(address: string, shadow: ShadowSubscription): boolean {
+    const node = this.#host.nodes.get(address);
+    return !shadow.dropped && shadow.sub?.active === true && node !== undefined && !node.closed &&
+      !this.#host.nodes.down.has(address);
+  }
+
   /**
    * A confirmed copy of `channel` on a connected replica of `from`, made to hold its messages
    * (`undefined` when there is none).
@@ -174,12 +181,7 @@ export class FailoverShadows {
     const inner = h.current.get(channel);
     if (!map || !inner || inner.node !== from) return undefined;
     for (const [address, shadow] of map) {
-      const node = h.nodes.get(address);
-      if (
-        shadow.dropped || !shadow.sub?.active || !node || node.closed || h.nodes.down.has(address)
-      ) {
-        continue;
-      }
+      if (!this.#confirmed(address, shadow)) continue;
       shadow.live.held = [];
       return { address, shadow };
     }
@@ -257,12 +259,8 @@ export class FailoverShadows {
     const inner = h.current.get(channel);
     if (!map || !inner || inner.node !== from) return false;
     for (const [address, shadow] of map) {
-      // Only a copy the replica confirmed, and whose node is connected.
-      const node = h.nodes.get(address);
-      const sub = shadow.sub;
-      if (shadow.dropped || !sub?.active || !node || node.closed || h.nodes.down.has(address)) {
-        continue;
-      }
+      if (!this.#confirmed(address, shadow)) continue;
+      const sub = shadow.sub!;
       map.delete(address);
       shadow.live.on = true;
       h.current.set(channel, { node: address, sub });

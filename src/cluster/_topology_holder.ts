@@ -28,6 +28,7 @@ import {
   parseClusterShards,
   parseClusterSlots,
   patchSlot,
+  unknownPrimary,
 } from "./topology.ts";
 
 /** What the holder asks of the subscriptions when the view changes. */
@@ -346,16 +347,7 @@ export class TopologyHolder {
     const nodes: ClusterNode[] = delta.table.nodes.map((a) => {
       const i = old.get(a);
       if (i !== undefined) return t.nodes[i]!;
-      return {
-        address: a,
-        ...splitAddress(a),
-        id: null,
-        role: "primary",
-        health: "online",
-        replicationOffset: 0,
-        primary: null,
-        hostname: null,
-      };
+      return unknownPrimary(a, splitAddress(a));
     });
     const index = new Map(nodes.map((n, i) => [n.address, i]));
     const replicas: number[][] = nodes.map(() => []);
