@@ -29,7 +29,15 @@ export interface HeldShadow {
  */
 export const SHADOW_TAKEOVER_GRACE = 100;
 
-/** The muted copies of the shard subscriptions, per channel and replica. */
+/**
+ * The muted copies of the shard subscriptions, per channel and replica.
+ *
+ * @example
+ * ```ts ignore
+ * shadows.sync(channel); // a copy on each replica of the channel's primary
+ * shadows.takeOver(channel, "127.0.0.1:7000"); // the primary was lost: a copy delivers
+ * ```
+ */
 export class FailoverShadows {
   readonly #host: ShardHost;
   readonly #shadows = new Map<string, Map<string, ShadowSubscription>>();

@@ -13,7 +13,14 @@ import type { RedirectPolicy } from "./_redirect_policy.ts";
 import type { TopologyHolder } from "./_topology_holder.ts";
 import { keySlot } from "./slot.ts";
 
-/** Commands spread over several nodes; each part is redirected and retried on its own. */
+/**
+ * Commands spread over several nodes; each part is redirected and retried on its own.
+ *
+ * @example
+ * ```ts ignore
+ * await fanOut.all(["DBSIZE"], undefined, 0, undefined, commandPolicy(["DBSIZE"])!); // summed
+ * ```
+ */
 export class FanOut {
   readonly #ctx: ClusterContext;
   readonly #holder: TopologyHolder;

@@ -98,7 +98,16 @@ export function nodeFactory(
   };
 }
 
-/** One executor per node address. */
+/**
+ * One executor per node address.
+ *
+ * @example Made on first use, closed when the node leaves
+ * ```ts ignore
+ * const node = nodes.executor("127.0.0.1:7000");
+ * await node.run(["PING"], undefined, 0);
+ * nodes.drop("127.0.0.1:7000"); // in-flight replies still arrive
+ * ```
+ */
 export class NodeMap {
   readonly #ctx: ClusterContext;
   readonly #create: NodeFactory;

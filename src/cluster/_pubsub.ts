@@ -98,7 +98,15 @@ const UNSUBSCRIBE: Record<SubscriptionKind, string> = {
 
 const movingKey = (kind: SubscriptionKind, name: string) => `${kind}\u0000${name}`;
 
-/** The cluster client's subscriptions and where each one lives. */
+/**
+ * The cluster client's subscriptions and where each one lives.
+ *
+ * @example
+ * ```ts ignore
+ * const sub = await pubsub.subscribe("shard", "orders:{eu}", (message) => console.log(message));
+ * pubsub.current.get("orders:{eu}")?.node; // the node of its slot
+ * ```
+ */
 export class ClusterPubSub implements ShardHost {
   readonly ctx: ClusterContext;
   readonly holder: TopologyHolder;

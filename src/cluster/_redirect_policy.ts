@@ -90,6 +90,12 @@ export interface RedirectHooks {
  * @param left Milliseconds left of `maxTotalRetriesDuration`.
  * @param attemptsLeft Attempts left of `maxAttempts` (at least 1).
  * @returns Milliseconds to wait.
+ *
+ * @example
+ * ```ts ignore
+ * retryPause(10_000, 4); // 500
+ * retryPause(4, 5); // 4: never past the time left
+ * ```
  */
 export function retryPause(left: number, attemptsLeft: number): number {
   const n = Math.max(1, attemptsLeft);
@@ -118,7 +124,15 @@ function isUnwritten(e: unknown): boolean {
 const closedError = () =>
   new ClosedError("Cannot send the command: the client is closed", { written: false });
 
-/** Redirections, retries, their budget and their pause. */
+/**
+ * Redirections, retries, their budget and their pause.
+ *
+ * @example A command, and work run by its caller
+ * ```ts ignore
+ * await policy.send(policy.job(["GET", "k"], undefined, 0, undefined, undefined, keySlot("k"), undefined));
+ * await policy.run(job, WATCH_RULES, () => router.target(job), noNode, (node) => node.watch(keys));
+ * ```
+ */
 export class RedirectPolicy {
   readonly #ctx: ClusterContext;
   readonly #holder: TopologyHolder;

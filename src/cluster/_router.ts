@@ -15,7 +15,14 @@ import type { TopologyHolder } from "./_topology_holder.ts";
 import { keySlot } from "./slot.ts";
 import { NO_NODE } from "./topology.ts";
 
-/** Routes commands to nodes. */
+/**
+ * Routes commands to nodes.
+ *
+ * @example
+ * ```ts ignore
+ * await router.dispatch(["GET", "user:1"], undefined, 0, undefined, undefined);
+ * ```
+ */
 export class Router {
   readonly #ctx: ClusterContext;
   readonly #holder: TopologyHolder;

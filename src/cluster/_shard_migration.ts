@@ -28,7 +28,15 @@ export interface PreSubscription {
 /** Milliseconds between migration checks of shard subscriptions during an SMIGRATING window. */
 export const WINDOW_PROBE_INTERVAL = 10;
 
-/** The subscriptions opened ahead, and the migration check. */
+/**
+ * The subscriptions opened ahead, and the migration check.
+ *
+ * @example
+ * ```ts ignore
+ * migration.migrating(slot, "127.0.0.1:7001"); // an ASK: ASKING + SSUBSCRIBE there
+ * await migration.take(channel, "127.0.0.1:7001"); // the slot landed: the subscription
+ * ```
+ */
 export class ShardMigration {
   readonly #host: ShardHost;
   /** Shard subscriptions opened ahead on the node importing their slot, per channel. */

@@ -65,7 +65,16 @@ function coverage(view: ClusterTopology): number {
   return n;
 }
 
-/** The current view, and how it changes. */
+/**
+ * The current view, and how it changes.
+ *
+ * @example
+ * ```ts ignore
+ * await holder.discover();
+ * holder.ownerOf(keySlot("user:1")); // "127.0.0.1:7000"
+ * holder.patch(42, { host: "127.0.0.1", port: 7001 }); // a MOVED; a refresh follows
+ * ```
+ */
 export class TopologyHolder {
   readonly #ctx: ClusterContext;
   readonly #nodes: NodeMap;

@@ -43,7 +43,18 @@ function isUnwrittenResult(r: PromiseSettledResult<unknown>): boolean {
     r.reason.written === false;
 }
 
-/** Runs `MULTI ... EXEC` groups and borrows connections for `WATCH`. */
+/**
+ * Runs `MULTI ... EXEC` groups and borrows connections for `WATCH`.
+ *
+ * @example
+ * ```ts ignore
+ * const [multi, set, exec] = transactions.send([
+ *   { args: ["MULTI"], transform: undefined, flags: 0 },
+ *   { args: ["SET", "{u}.a", "1"], transform: undefined, flags: 0 },
+ *   { args: ["EXEC"], transform: undefined, flags: 0 },
+ * ]);
+ * ```
+ */
 export class Transactions {
   readonly #holder: TopologyHolder;
   readonly #router: Router;
