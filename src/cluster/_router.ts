@@ -31,6 +31,8 @@ export class Router {
   readonly #slotMoves: ReadonlyMap<number, Promise<unknown>>;
   #policy!: RedirectPolicy;
   #fanOut!: FanOut;
+  /** `readFrom: "primary"`: every command goes to the slot's primary. */
+  readonly #primaryOnly: boolean;
   /** Round robin over primaries (keyless commands) and replicas (reads). */
   #rr = 0;
 
@@ -53,6 +55,7 @@ export class Router {
     this.#nodes = nodes;
     this.#cache = cache;
     this.#slotMoves = slotMoves;
+    this.#primaryOnly = ctx.options.readFrom === "primary";
   }
 
   /** Completes the wiring: the policy and fan-out are made with this router. */
@@ -65,8 +68,8 @@ export class Router {
 
   /** The node index to send to for a slot served by primary `i`: a replica for reads when asked. */
   readIndex(i: number, flags: number): number {
+    if (this.#primaryOnly || (flags & FLAG_READONLY) === 0) return i;
     const readFrom = this.#ctx.options.readFrom;
-    if (readFrom === "primary" || (flags & FLAG_READONLY) === 0) return i;
     const t = this.#holder.topology;
     const reps = t.replicas[i];
     if (reps === undefined || reps.length === 0) return i;
