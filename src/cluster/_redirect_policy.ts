@@ -104,11 +104,18 @@ export function retryPause(left: number, attemptsLeft: number): number {
 
 /** A failed attempt whose caller keeps more than the error (a transaction's replies). */
 export class Refusal<T> {
+  /** The error the policy decides on. */
+  readonly error: unknown;
+  /** What the caller finishes with when the policy gives up. */
+  readonly value: T;
   /**
    * @param error The error the policy decides on.
    * @param value What the caller finishes with when the policy gives up.
    */
-  constructor(readonly error: unknown, readonly value: T) {}
+  constructor(error: unknown, value: T) {
+    this.error = error;
+    this.value = value;
+  }
 }
 
 interface RetryTimer {
