@@ -172,11 +172,25 @@ export class FailoverShadows {
     return true;
   }
 
-  /** Whether a copy was confirmed by its replica, and that replica is connected. */
-  #confirmed(address: string, shadow: ShadowSubscription): boolean {
-    const node = this.#host.nodes.get(address);
-    return !shadow.dropped && shadow.sub?.active === true && node !== undefined && !node.closed &&
-      !this.#host.nodes.down.has(address);
+  /**
+   * The first copy of `channel`, while it is on `from`, that its replica confirmed and whose
+   * replica is connected.
+   */
+  #confirmedCopy(channel: string, from: string): HeldShadow | undefined {
+    const nodes = this.#host.nodes;
+    const map = this.#shadows.get(channel);
+    const inner = this.#host.current.get(channel);
+    if (!map || !inner || inner.node !== from) return undefined;
+    for (const [address, shadow] of map) {
+      const node = nodes.get(address);
+      if (
+        !shadow.dropped && shadow.sub?.active === true && node !== undefined && !node.closed &&
+        !nodes.down.has(address)
+      ) {
+        return { address, shadow };
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -184,16 +198,9 @@ export class FailoverShadows {
    * (`undefined` when there is none).
    */
   hold(channel: string, from: string): HeldShadow | undefined {
-    const h = this.#host;
-    const map = this.#shadows.get(channel);
-    const inner = h.current.get(channel);
-    if (!map || !inner || inner.node !== from) return undefined;
-    for (const [address, shadow] of map) {
-      if (!this.#confirmed(address, shadow)) continue;
-      shadow.live.held = [];
-      return { address, shadow };
-    }
-    return undefined;
+    const found = this.#confirmedCopy(channel, from);
+    if (found) found.shadow.live.held = [];
+    return found;
   }
 
   /**
@@ -263,25 +270,21 @@ export class FailoverShadows {
    */
   takeOver(channel: string, from: string): boolean {
     const h = this.#host;
-    const map = this.#shadows.get(channel);
-    const inner = h.current.get(channel);
-    if (!map || !inner || inner.node !== from) return false;
-    for (const [address, shadow] of map) {
-      if (!this.#confirmed(address, shadow)) continue;
-      const sub = shadow.sub!;
-      map.delete(address);
-      shadow.live.on = true;
-      h.current.set(channel, { node: address, sub });
-      h.nodes.get(from)?.pubsub.forget("shard", [channel]);
-      h.ctx.stats.shadowTakeovers++;
-      h.ctx.logger.debug(
-        `"${from}" ended or lost the shard subscription "${channel}": its copy on the replica "${address}" delivers now`,
-      );
-      this.sync(channel);
-      h.holder.scheduleRefresh();
-      return true;
-    }
-    return false;
+    const found = this.#confirmedCopy(channel, from);
+    if (found === undefined) return false;
+    const { address, shadow } = found;
+    const sub = shadow.sub!;
+    this.#shadows.get(channel)!.delete(address);
+    shadow.live.on = true;
+    h.current.set(channel, { node: address, sub });
+    h.nodes.get(from)?.pubsub.forget("shard", [channel]);
+    h.ctx.stats.shadowTakeovers++;
+    h.ctx.logger.debug(
+      `"${from}" ended or lost the shard subscription "${channel}": its copy on the replica "${address}" delivers now`,
+    );
+    this.sync(channel);
+    h.holder.scheduleRefresh();
+    return true;
   }
 
   /** Forgets every copy and timer (the client closes). */
