@@ -9,7 +9,7 @@ import type { NodeExecutor } from "../client/_node.ts";
 import { FLAG_BLOCKING, type Transform } from "../commands/_command.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../connection/flags.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
-import { formatEndpoint } from "../maintenance/endpoint.ts";
+import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { type ClusterContext, nameOf } from "./_context.ts";
 import type { NodeMap } from "./_node_map.ts";
@@ -123,9 +123,27 @@ interface RetryTimer {
   fail: () => void;
 }
 
-function isUnwritten(e: unknown): boolean {
+/**
+ * Whether work failed without leaving the client (a connection error before it was written).
+ *
+ * @param e The error.
+ * @returns `true` when sending it again cannot run it twice.
+ */
+export function isUnwritten(e: unknown): boolean {
   return (e instanceof ConnectionError || e instanceof TimeoutError || e instanceof ClosedError) &&
     e.written === false;
+}
+
+/**
+ * Whether a node refused work without running it: a redirect (`MOVED`, `ASK`) or a retryable
+ * refusal (`TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, `MASTERDOWN`).
+ *
+ * @param e The error.
+ * @param from The node that replied.
+ * @returns `true` when the policy may send the work again.
+ */
+export function isRefusal(e: unknown, from: HostPort): boolean {
+  return e instanceof ReplyError && (parseRedirect(e, from) !== undefined || isRetryableRefusal(e));
 }
 
 const closedError = () =>

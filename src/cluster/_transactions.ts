@@ -4,11 +4,12 @@
 import type { GroupCommand } from "../client/_node.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import { commandKeyIndexes } from "../commands/command_keys.ts";
-import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
+import { RedisError } from "../errors.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { rangesOfSlots } from "./_context.ts";
-import { isRetryableRefusal, parseRedirect } from "./_redirect.ts";
 import {
+  isRefusal,
+  isUnwritten,
   type RedirectPolicy,
   Refusal,
   TRANSACTION_RULES,
@@ -37,10 +38,7 @@ function slotOfCommands(commands: readonly { args: RedisArgument[] }[]): number 
 }
 
 function isUnwrittenResult(r: PromiseSettledResult<unknown>): boolean {
-  return r.status === "rejected" &&
-    (r.reason instanceof ConnectionError || r.reason instanceof ClosedError ||
-      r.reason instanceof TimeoutError) &&
-    r.reason.written === false;
+  return r.status === "rejected" && isUnwritten(r.reason);
 }
 
 /**
@@ -108,9 +106,7 @@ export class Transactions {
           // whole transaction again where the slot is now.
           const refusal = results.slice(0, -1).map((r) =>
             r.status === "rejected" ? r.reason : undefined
-          ).find((e) =>
-            e instanceof ReplyError && (parseRedirect(e, node.endpoint) || isRetryableRefusal(e))
-          );
+          ).find((e) => isRefusal(e, node.endpoint));
           if (refusal !== undefined && results[results.length - 1]!.status === "rejected") {
             throw new Refusal(refusal, results);
           }
