@@ -546,6 +546,27 @@ export function diffTopology(before: ClusterTopology, after: ClusterTopology): T
 }
 
 /**
+ * A primary the client learned of from a redirect or a slot delta, before any view listed it.
+ *
+ * @param address Its `host:port`.
+ * @param endpoint Where to connect.
+ * @returns The node, online, with no id yet.
+ */
+export function unknownPrimary(address: string, endpoint: HostPort): ClusterNode {
+  return {
+    address,
+    host: endpoint.host,
+    port: endpoint.port,
+    id: null,
+    role: "primary",
+    health: "online",
+    replicationOffset: 0,
+    primary: null,
+    hostname: null,
+  };
+}
+
+/**
  * Routes one slot to a node at once (after a `MOVED`), adding the node as a primary when the
  * view does not know it. Changes `topology` in place.
  *
@@ -564,17 +585,7 @@ export function patchSlot(topology: ClusterTopology, slot: number, node: HostPor
   let i = topology.nodes.findIndex((n) => n.address === address);
   if (i === -1) {
     i = topology.nodes.length;
-    topology.nodes.push({
-      address,
-      host: node.host,
-      port: node.port,
-      id: null,
-      role: "primary",
-      health: "online",
-      replicationOffset: 0,
-      primary: null,
-      hostname: null,
-    });
+    topology.nodes.push(unknownPrimary(address, node));
     topology.replicas.push([]);
   } else {
     const n = topology.nodes[i]!;
