@@ -50,7 +50,7 @@ import {
   FLAG_TRANSACTION,
   type Transform,
 } from "./flags.ts";
-import { type Endpoint, formatEndpoint, sameEndpoint } from "./endpoint.ts";
+import { type Endpoint, formatEndpoint } from "./endpoint.ts";
 import { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
 import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
@@ -69,7 +69,6 @@ import {
   bindSignal,
   closedError,
   encodedBytes,
-  nameOf,
   queueFullError,
 } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
@@ -78,6 +77,7 @@ import { isMessageKind, isPubSubArray, pushKind, takeConfirmation } from "./_pub
 import { Reconnect } from "./_reconnect.ts";
 import { KeepAlive } from "./_keep_alive.ts";
 import { Closing, DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
+import { rejectInflight, Sockets } from "./_sockets.ts";
 import type { ConnectionOptions, TimeoutPolicy } from "./connection_options.ts";
 import { type Clock, clockWithNow, systemClock } from "../_clock.ts";
 import { unrefTimer } from "../transport/_unref_timer.ts";
@@ -109,9 +109,6 @@ const STATE_READY = 2;
 const STATE_WAITING = 3; // between reconnect attempts
 const STATE_CLOSING = 4;
 const STATE_CLOSED = 5;
-
-/** The connect bound of a handoff's replacement when no connect timeout applies, ms. */
-const HANDOFF_CONNECT_MS = 10_000;
 
 /**
  * A multiplexed connection to one endpoint. Commands issued in one tick are written in one
@@ -145,9 +142,10 @@ export class Connection {
   /** Commands waiting to be written, in order. */
   readonly #unsent = new Deque<Pending>(256);
   #unsentBytes = 0;
+  /** The current socket. */
   #link: Link | undefined;
-  /** A socket being replaced: still receiving replies for what was written to it. */
-  readonly #retiring = new Set<Link>();
+  /** The retiring sockets, where the next one goes, a lost socket. */
+  readonly #sockets: Sockets;
   /** Push frames decode strings as bytes (binary subscriptions exist). */
   #pushBinary = false;
   /** A RESP2 subscriber with binary subscriptions: every frame decodes strings as bytes. */
@@ -161,15 +159,12 @@ export class Connection {
   /** The clock reading shared by the commands of one `sendAll` (0 outside it). */
   #groupAt = 0;
   readonly #closing: Closing;
-  /** A handoff target that could not be reached: new sockets stay on the configured endpoint. */
-  #unreachable: Endpoint | undefined;
   readonly #deadlines: Deadlines;
   /** `undefined` with `reconnect: false`. */
   readonly #reconnect: Reconnect | undefined;
   #everReady = false;
   #lastError: Error | undefined;
   #connectPromise: Promise<void> | undefined;
-  #endpoint: Endpoint;
   #policy: TimeoutPolicy | undefined;
   /** Connection attempts in progress: each entry aborts one. */
   readonly #opening = new Set<(e: Error) => void>();
@@ -192,7 +187,11 @@ export class Connection {
     this.#o = options;
     const clock = options.clock ?? (options.now ? clockWithNow(options.now) : systemClock);
     this.#clock = clock;
-    this.#endpoint = options.endpoint;
+    this.#sockets = new Sockets(options.endpoint, options.connectTimeout, options.hooks, {
+      current: () => this.#link,
+      lost: (link, error) => this.#lost(link, error),
+      retired: () => this.#checkClosed(),
+    });
     this.#label = options.label ?? "connection";
     this.#unref = options.unref === true;
     this.#pingInterval = options.pingInterval ?? 0;
@@ -241,12 +240,12 @@ export class Connection {
 
   /** The endpoint the connection is (or will be) connected to. */
   get endpoint(): Endpoint {
-    return this.#link?.endpoint ?? this.#endpoint;
+    return this.#link?.endpoint ?? this.#sockets.configured;
   }
 
   /** The configured endpoint. */
   get configuredEndpoint(): Endpoint {
-    return this.#endpoint;
+    return this.#sockets.configured;
   }
 
   /**
@@ -257,8 +256,7 @@ export class Connection {
    * @param endpoint The new endpoint.
    */
   setEndpoint(endpoint: Endpoint): void {
-    this.#endpoint = { host: endpoint.host, port: endpoint.port };
-    this.#unreachable = undefined;
+    this.#sockets.configure(endpoint);
   }
 
   /** The current socket, if connected. */
@@ -278,9 +276,7 @@ export class Connection {
 
   /** Commands written and awaiting their reply (all sockets). */
   get inflightCount(): number {
-    let n = this.#link ? this.#link.inflight.length : 0;
-    for (const l of this.#retiring) n += l.inflight.length;
-    return n;
+    return (this.#link ? this.#link.inflight.length : 0) + this.#sockets.retiringInflight;
   }
 
   /** Commands waiting to be written (those a loading server refused included). */
@@ -323,10 +319,13 @@ export class Connection {
   }
 
   #aborted(signal: AbortSignal): ConnectionError {
-    return new ConnectionError(`Cannot connect to "${formatEndpoint(this.#target())}": aborted`, {
-      cause: signal.reason,
-      written: false,
-    });
+    return new ConnectionError(
+      `Cannot connect to "${formatEndpoint(this.#sockets.target())}": aborted`,
+      {
+        cause: signal.reason,
+        written: false,
+      },
+    );
   }
 
   // ---- admission and queue ----
@@ -518,7 +517,7 @@ export class Connection {
       const t = this.#policy ? this.#policy(p.timeout, (p.flags & FLAG_BLOCKING) !== 0) : p.timeout;
       if (p.timeout > 0 && t > 0) {
         p.deadline = (this.#groupAt || this.#clock.now()) +
-          Math.max(t, this.#connectTimeout(this.#endpoint));
+          Math.max(t, this.#sockets.connectTimeout(this.#sockets.configured));
         this.#deadlines.arm(p.deadline);
       }
       this.#unsentBytes += p.bytes;
@@ -641,7 +640,7 @@ export class Connection {
       this.#updateBinary(l);
     };
     if (this.#link) apply(this.#link);
-    for (const l of this.#retiring) apply(l);
+    for (const l of this.#sockets.retiring) apply(l);
   }
 
   // ---- reply matching ----
@@ -705,7 +704,7 @@ export class Connection {
       }", resetting the connection: ${err.message}`,
     );
     this.#o.hooks?.onError?.(err);
-    this.#fail(link, err);
+    this.#sockets.fail(link, err);
   }
 
   /** Puts the commands refused with LOADING back in front of the queue, in order, and flushes. */
@@ -716,16 +715,7 @@ export class Connection {
 
   /** A retiring socket closes once drained; a closing connection finishes once idle. */
   #afterReply(link: Link): void {
-    if (link !== this.#link && link.inflight.length === 0 && this.#retiring.has(link)) {
-      queueMicrotask(() => {
-        if (link.inflight.length === 0 && !link.closed) {
-          link.closed = true;
-          link.transport.close();
-          this.#retiring.delete(link);
-          this.#checkClosed();
-        }
-      });
-    }
+    if (link !== this.#link) this.#sockets.afterReply(link);
     if (this.#state === STATE_CLOSING) queueMicrotask(() => this.#checkClosed());
   }
 
@@ -785,7 +775,7 @@ export class Connection {
         }", resetting the connection: ${err.message}`,
       );
       this.#o.hooks?.onError?.(err);
-      this.#fail(link, err);
+      this.#sockets.fail(link, err);
       return;
     }
     // Liveness is judged by replies to commands: pushes (pub/sub messages) do not count.
@@ -794,58 +784,8 @@ export class Connection {
 
   // ---- socket lifecycle and reconnect ----
 
-  /** Closes a socket because of a fault; its in-flight commands fail with `error`. */
-  #fail(link: Link, error: Error): void {
-    if (link.closed) return;
-    link.closed = true;
-    this.#rejectInflight(link, error);
-    link.wakeDrained();
-    link.transport.close();
-    this.#afterLinkLost(link, error);
-  }
-
-  #rejectInflight(link: Link, error: Error): void {
-    let p: Pending | undefined;
-    while ((p = link.inflight.shift()) !== undefined) {
-      if (p.done) continue;
-      p.done = true;
-      p.reject(
-        error instanceof ConnectionError || error instanceof ProtocolError ||
-          error instanceof ClosedError
-          ? error
-          : new ConnectionError(
-            `Cannot get the reply to "${nameOf(p.cmd)}": the connection to "${
-              formatEndpoint(link.endpoint)
-            }" was lost`,
-            { cause: error },
-          ),
-      );
-    }
-  }
-
-  #onClose(link: Link, error?: Error): void {
-    if (link.closed) {
-      this.#afterLinkLost(link, error);
-      return;
-    }
-    link.closed = true;
-    link.wakeDrained();
-    const lost = new ConnectionError(
-      `Cannot get the reply: the connection to "${formatEndpoint(link.endpoint)}" was closed${
-        error ? `: ${error.message}` : ""
-      }`,
-      { cause: error },
-    );
-    this.#rejectInflight(link, lost);
-    this.#afterLinkLost(link, lost);
-  }
-
-  #afterLinkLost(link: Link, error: Error | undefined): void {
-    if (this.#retiring.delete(link)) {
-      this.#checkClosed();
-      return;
-    }
-    if (this.#link !== link) return;
+  /** The current socket went (a fault, or the peer closed it). */
+  #lost(link: Link, error: Error | undefined): void {
     this.#link = undefined;
     this.#blocked = false;
     if (this.#state >= STATE_CLOSING) {
@@ -883,16 +823,14 @@ export class Connection {
 
   async #open(signal?: AbortSignal): Promise<void> {
     this.#state = STATE_CONNECTING;
-    const endpoint = this.#target();
-    const moved = !sameEndpoint(endpoint, this.#endpoint);
+    const endpoint = this.#sockets.target();
     try {
-      const ct = this.#connectTimeout(endpoint);
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
       // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
       // resolveEndpoint points keeps trying there.)
       const link = await openLink(
         endpoint,
-        moved ? ct || this.#o.connectTimeout || HANDOFF_CONNECT_MS : ct,
+        this.#sockets.dialTimeout(endpoint, false),
         this.#openSettings,
         signal,
       );
@@ -962,7 +900,7 @@ export class Connection {
             this.#flush();
           }
         },
-        onClose: (l, err) => this.#onClose(l, err),
+        onClose: (l, err) => this.#sockets.closed(l, err),
       },
       onConnect: (endpoint) => o.hooks?.onConnect?.(endpoint),
       plan: (link) =>
@@ -1002,7 +940,7 @@ export class Connection {
       connectTimeout: o.connectTimeout,
       unsent: this.#unsent,
       retry: this.#loading.queue,
-      retiring: this.#retiring,
+      retiring: this.#sockets.retiring,
       link: () => this.#link,
       endpoint: () => this.endpoint,
       ready: () => this.#state === STATE_READY,
@@ -1021,14 +959,9 @@ export class Connection {
       },
       mayProbe: () => !o.subscriber && !this.#hold,
       finished: () => this.#state === STATE_CLOSED,
-      fail: (link, error) => this.#fail(link, error),
+      fail: (link, error) => this.#sockets.fail(link, error),
       onError: (error) => o.hooks?.onError?.(error),
     });
-  }
-
-  #connectTimeout(endpoint: Endpoint): number {
-    const c = this.#o.connectTimeout;
-    return this.#o.hooks?.connectTimeout?.(c, endpoint) ?? c;
   }
 
   /**
@@ -1043,19 +976,6 @@ export class Connection {
   }
 
   // ---- handoff (maintenance MOVING) ----
-
-  #target(): Endpoint {
-    const configured = this.#endpoint;
-    const t = this.#o.hooks?.resolveEndpoint?.(configured) ?? configured;
-    const bad = this.#unreachable;
-    if (bad !== undefined) {
-      // A handoff target that could not be reached: stay on the configured endpoint while the
-      // owner still points there; forget it once the owner points elsewhere.
-      if (sameEndpoint(t, bad)) return configured;
-      this.#unreachable = undefined;
-    }
-    return t;
-  }
 
   /** Whether a handoff is in progress. */
   get handingOff(): boolean {
@@ -1092,7 +1012,7 @@ export class Connection {
       ready: () => this.#state === STATE_READY,
       accepting: () => this.#state === STATE_READY || this.#state === STATE_WAITING,
       endpoint: () => this.endpoint,
-      target: () => this.#target(),
+      target: () => this.#sockets.target(),
       hold: (on) => {
         this.#hold = on;
         if (!on) this.#scheduleFlush();
@@ -1100,34 +1020,20 @@ export class Connection {
       held: () => this.#unsent.length,
       drained: (link, cap) => waitDrained(link, cap, this.#clock),
       // Always bounded: a target that never answers must not hold the backlog forever.
-      open: (to) =>
-        openLink(
-          to,
-          this.#connectTimeout(to) || this.#o.connectTimeout || HANDOFF_CONNECT_MS,
-          this.#openSettings,
-        ),
+      open: (to) => openLink(to, this.#sockets.dialTimeout(to, true), this.#openSettings),
       install: (link) => {
         // Retire the current socket: the old one, or one a reconnect installed meanwhile.
         const cur = this.#link;
         if (cur !== undefined) {
           this.#link = undefined;
-          if (!cur.closed) {
-            if (cur.inflight.length === 0) {
-              cur.closed = true;
-              cur.transport.close();
-            } else {
-              this.#retiring.add(cur);
-            }
-          }
+          this.#sockets.retire(cur);
         }
         this.#reconnect?.cancel();
         this.#hold = false;
         this.#blocked = false;
         this.#install(link);
       },
-      unreachable: (to) => {
-        if (!sameEndpoint(to, this.#endpoint)) this.#unreachable = to;
-      },
+      unreachable: (to) => this.#sockets.unreachable(to),
       warn: (m) => this.#o.logger.warn(`${this.#label}: ${m}`),
     };
   }
@@ -1199,12 +1105,7 @@ export class Connection {
       link.closed = true;
       link.transport.close();
     }
-    for (const l of this.#retiring) {
-      l.closed = true;
-      this.#rejectInflight(l, new ClosedError("Cannot get the reply: the client was closed"));
-      l.transport.close();
-    }
-    this.#retiring.clear();
+    this.#sockets.closeRetiring();
     for (const abort of [...this.#opening]) {
       abort(new ClosedError("Cannot connect: the connection was closed"));
     }
@@ -1231,7 +1132,7 @@ export class Connection {
     if (this.#state === STATE_CLOSED) return;
     this.#state = STATE_CLOSING;
     this.#rejectUnsent(error);
-    if (this.#link) this.#rejectInflight(this.#link, error);
+    if (this.#link) rejectInflight(this.#link, error);
     this.#finishClose();
   }
 
