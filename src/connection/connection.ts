@@ -26,21 +26,23 @@
  * - CLOSING: new commands are refused; what is due completes (`_close.ts`).
  * - CLOSED: everything is settled; no socket, no timer.
  *
- * The parts, each in its own file: admission checks (`_admission.ts`), deadlines, liveness and
- * the in-step ECHO check (`_deadlines.ts`), reply matching of pub/sub frames
- * (`_pubsub_replies.ts`), the LOADING retry, the reconnect schedule, the keep-alive
- * (`_keep_alive.ts`), the handoff, the close. The per-command path (`send` → `#enqueue` →
- * `#flush` → encode → write, and `#onReply` → resolve) stays in this file.
+ * The parts, each in its own file: admission checks (`_admission.ts`); reply matching
+ * (`_reply_matcher.ts`, with the pub/sub confirmations in `_pubsub_replies.ts`); the LOADING
+ * retry (`_loading_retry.ts`); the sockets: retiring ones, where to dial, a lost one
+ * (`_sockets.ts`, dialling and the handshake in `_open.ts`); the reconnect schedule
+ * (`_reconnect.ts`); deadlines, liveness and the in-step ECHO check (`_deadlines.ts`); the
+ * keep-alive (`_keep_alive.ts`); the handoff (`_handoff.ts`); the close (`_close.ts`). The
+ * write half of the per-command path (`send` → `#enqueue` → `#flush` → encode → write) and the
+ * state machine stay in this file.
  *
  * @module
  */
 
-import { ClosedError, ConnectionError, ProtocolError, RedisError, ReplyError } from "../errors.ts";
+import { ClosedError, ConnectionError } from "../errors.ts";
 import { RespEncoder } from "../resp/encoder.ts";
-import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { RedisArgument } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
 import {
-  FLAG_BINARY,
   FLAG_BLOCKING,
   FLAG_ERRORS_AS_VALUES,
   FLAG_GROUP,
@@ -56,13 +58,7 @@ import type { Link } from "./_link.ts";
 import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
-import {
-  acquirePending,
-  captureResolvers,
-  noop,
-  type Pending,
-  releasePending,
-} from "./_pending.ts";
+import { acquirePending, captureResolvers, noop, type Pending } from "./_pending.ts";
 import {
   argumentsError,
   asUnwritten,
@@ -73,7 +69,7 @@ import {
 } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { LoadingRetry } from "./_loading_retry.ts";
-import { isMessageKind, isPubSubArray, pushKind, takeConfirmation } from "./_pubsub_replies.ts";
+import { ReplyMatcher } from "./_reply_matcher.ts";
 import { Reconnect } from "./_reconnect.ts";
 import { KeepAlive } from "./_keep_alive.ts";
 import { Closing, DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
@@ -146,10 +142,8 @@ export class Connection {
   #link: Link | undefined;
   /** The retiring sockets, where the next one goes, a lost socket. */
   readonly #sockets: Sockets;
-  /** Push frames decode strings as bytes (binary subscriptions exist). */
-  #pushBinary = false;
-  /** A RESP2 subscriber with binary subscriptions: every frame decodes strings as bytes. */
-  #subBinary = false;
+  /** Replies and pushes to their commands; keeps a copy of `#link` and of closing. */
+  readonly #replies: ReplyMatcher;
   #state = STATE_IDLE;
   #flushScheduled = false;
   #blocked = false; // transport above its high-water mark
@@ -217,6 +211,18 @@ export class Connection {
       due: () => this.#releaseRetry(),
     });
     this.#deadlines = this.#makeDeadlines();
+    this.#replies = new ReplyMatcher({
+      clock,
+      logger: options.logger,
+      label: this.#label,
+      hooks: options.hooks,
+      subscriber: options.subscriber === true,
+      unref: this.#unref,
+      keepAlive: this.#pingInterval > 0,
+      loading: this.#loading,
+      afterReply: (link) => this.#afterReply(link),
+      fail: (link, error) => this.#sockets.fail(link, error),
+    });
     this.#closing = new Closing(this.#timers);
     this.#reconnect = options.reconnect === false
       ? undefined
@@ -600,7 +606,7 @@ export class Connection {
     }
     if (this.#unsent.length === 0) this.#unsentBytes = 0;
     if (wasEmpty) {
-      this.#updateBinary(link);
+      this.#replies.updateBinary(link);
       // A socket with commands in flight keeps the process alive, even with `unref`.
       if (this.#unref && inflight.length > 0) link.transport.ref?.();
     }
@@ -619,12 +625,6 @@ export class Connection {
     }
   }
 
-  #updateBinary(link: Link): void {
-    const head = link.inflight.peek();
-    link.decoder.binary = this.#subBinary ||
-      head !== undefined && (head.flags & FLAG_BINARY) !== 0;
-  }
-
   /**
    * Makes push frames (and on a RESP2 subscriber connection, its pub/sub arrays) decode their
    * strings as `Uint8Array`, for binary subscriptions; the frame's type (its first element) is
@@ -633,79 +633,12 @@ export class Connection {
    * @param on Whether binary subscriptions exist.
    */
   setPushBinary(on: boolean): void {
-    this.#pushBinary = on;
-    this.#subBinary = on && this.#o.subscriber === true;
-    const apply = (l: Link) => {
-      l.decoder.pushBinary = on;
-      this.#updateBinary(l);
-    };
-    if (this.#link) apply(this.#link);
-    for (const l of this.#sockets.retiring) apply(l);
+    const links = [...this.#sockets.retiring];
+    if (this.#link) links.unshift(this.#link);
+    this.#replies.setPushBinary(on, links);
   }
 
-  // ---- reply matching ----
-
-  #onReply(link: Link, value: RespValue): void {
-    if (this.#o.subscriber && Array.isArray(value) && isPubSubArray(value)) {
-      this.#onPush(link, value);
-      return;
-    }
-    const p = link.inflight.shift();
-    if (p === undefined) {
-      this.#unsolicited(link);
-      return;
-    }
-    const next = link.inflight.peek();
-    if (next !== undefined) {
-      link.decoder.binary = this.#subBinary || (next.flags & FLAG_BINARY) !== 0;
-    } else {
-      if (link.decoder.binary !== this.#subBinary) link.decoder.binary = this.#subBinary;
-      if (link.drained !== undefined) link.wakeDrained();
-      if (this.#unref && link.ready) link.transport.unref?.();
-    }
-    if (link !== this.#link || this.#state === STATE_CLOSING) this.#afterReply(link);
-    if (p.done) return; // timed out earlier: its late reply is discarded (and proves no liveness)
-    link.replies++;
-    if (value instanceof ReplyError) {
-      // Refused while the server loads its data set: not applied, so sent again later.
-      if (value.prefix === "LOADING" && this.#loading.keep(link, p)) return;
-      p.done = true;
-      const reject = p.reject;
-      releasePending(p);
-      reject(value);
-      return;
-    }
-    p.done = true;
-    const { resolve, reject, transform } = p;
-    releasePending(p);
-    if (transform === undefined) {
-      resolve(value);
-      return;
-    }
-    let out: unknown;
-    try {
-      out = transform(value);
-    } catch (e) {
-      reject(e instanceof Error ? e : new RedisError(String(e)));
-      return;
-    }
-    resolve(out);
-  }
-
-  /** A reply no command waits for: the stream is out of step; the socket is reset. */
-  #unsolicited(link: Link): void {
-    if (link.closed) return;
-    const err = new ProtocolError(
-      `Cannot match a reply from "${formatEndpoint(link.endpoint)}": no command is waiting for it`,
-    );
-    this.#o.logger.error(
-      `${this.#label}: unsolicited reply from "${
-        formatEndpoint(link.endpoint)
-      }", resetting the connection: ${err.message}`,
-    );
-    this.#o.hooks?.onError?.(err);
-    this.#sockets.fail(link, err);
-  }
+  // ---- reply matching (the rest in _reply_matcher.ts) ----
 
   /** Puts the commands refused with LOADING back in front of the queue, in order, and flushes. */
   #releaseRetry(): void {
@@ -719,74 +652,17 @@ export class Connection {
     if (this.#state === STATE_CLOSING) queueMicrotask(() => this.#checkClosed());
   }
 
-  #onPush(link: Link, frame: RespValue[]): void {
-    const k = pushKind(frame);
-    if (k !== undefined) {
-      // Pub/sub messages are taken from the current socket only: during a handoff both the old
-      // and the new socket are subscribed for a moment, and each message must arrive once.
-      if (link !== this.#link && this.#link !== undefined && isMessageKind(k)) return;
-      const head = link.inflight.peek();
-      // A PING on a RESP2 subscribed socket is answered by ["pong", ""].
-      if (head !== undefined && (head.flags & FLAG_PING) !== 0 && k.toLowerCase() === "pong") {
-        this.#onReply(link, "PONG");
-        return;
-      }
-      // A subscribe-family command is answered by one confirmation per channel.
-      if (head !== undefined && takeConfirmation(head, k)) {
-        link.inflight.shift();
-        // A confirmation answers a command: it counts as a reply.
-        link.replies++;
-        this.#updateBinary(link);
-        if (link.inflight.length === 0) {
-          link.wakeDrained();
-          if (this.#unref && link.ready) link.transport.unref?.();
-        }
-        if (!head.done) {
-          head.done = true;
-          head.resolve(undefined);
-        }
-      }
-    }
-    try {
-      this.#o.hooks?.onPush?.(frame, link.transport);
-    } catch (e) {
-      this.#o.logger.warn(`Push handler failed: ${(e as Error).message}`);
-    }
-  }
-
-  #onData(link: Link, chunk: Uint8Array): void {
-    const replies = link.replies;
-    if (link.decoder.pushBinary !== this.#pushBinary) {
-      link.decoder.pushBinary = this.#pushBinary;
-      this.#updateBinary(link);
-    }
-    if (this.#pingInterval > 0) link.lastIoAt = this.#clock.now();
-    try {
-      link.decoder.feed(chunk);
-    } catch (e) {
-      const err = e instanceof ProtocolError ? e : new ProtocolError(
-        `Cannot decode a reply from "${formatEndpoint(link.endpoint)}": ${(e as Error).message}`,
-        -1,
-        { cause: e },
-      );
-      this.#o.logger.error(
-        `Protocol error from "${
-          formatEndpoint(link.endpoint)
-        }", resetting the connection: ${err.message}`,
-      );
-      this.#o.hooks?.onError?.(err);
-      this.#sockets.fail(link, err);
-      return;
-    }
-    // Liveness is judged by replies to commands: pushes (pub/sub messages) do not count.
-    if (link.replies !== replies) link.lastReplyAt = this.#clock.now();
-  }
-
   // ---- socket lifecycle and reconnect ----
+
+  /** Moves to another state (reply matching keeps whether it is CLOSING). */
+  #to(state: number): void {
+    this.#state = state;
+    this.#replies.closing = state === STATE_CLOSING;
+  }
 
   /** The current socket went (a fault, or the peer closed it). */
   #lost(link: Link, error: Error | undefined): void {
-    this.#link = undefined;
+    this.#link = this.#replies.current = undefined;
     this.#blocked = false;
     if (this.#state >= STATE_CLOSING) {
       this.#finishClose();
@@ -815,14 +691,14 @@ export class Connection {
       return;
     }
     this.#lastError = error;
-    this.#state = STATE_WAITING;
+    this.#to(STATE_WAITING);
     const delay = r.next();
     this.#o.hooks?.onReconnecting?.(delay, r.attempt, error);
     r.start(delay);
   }
 
   async #open(signal?: AbortSignal): Promise<void> {
-    this.#state = STATE_CONNECTING;
+    this.#to(STATE_CONNECTING);
     const endpoint = this.#sockets.target();
     try {
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
@@ -854,7 +730,7 @@ export class Connection {
       if (!signal?.aborted) this.#o.hooks?.onError?.(err);
       if (!this.#everReady || this.#o.reconnect === false) {
         // Never connected: fail fast, queued work included.
-        this.#state = STATE_IDLE;
+        this.#to(STATE_IDLE);
         this.#rejectUnsent(err);
       } else {
         this.#scheduleReconnect(err);
@@ -865,8 +741,8 @@ export class Connection {
 
   /** Makes `link` the current socket and flushes the backlog. */
   #install(link: Link): void {
-    this.#link = link;
-    this.#state = STATE_READY;
+    this.#link = this.#replies.current = link;
+    this.#to(STATE_READY);
     this.#everReady = true;
     if (this.#reconnect) this.#reconnect.attempt = 0;
     link.lastReplyAt = this.#clock.now();
@@ -884,6 +760,7 @@ export class Connection {
   /** What opening a socket needs, created once. */
   #makeOpenSettings(): OpenSettings {
     const o = this.#o;
+    const replies = this.#replies;
     return {
       clock: this.#timers,
       connector: o.connector,
@@ -891,9 +768,9 @@ export class Connection {
       encoder: this.#encoder,
       opening: this.#opening,
       events: {
-        onReply: (l, v) => this.#onReply(l, v),
-        onPush: (l, f) => this.#onPush(l, f),
-        onData: (l, chunk) => this.#onData(l, chunk),
+        onReply: (l, v) => replies.onReply(l, v),
+        onPush: (l, f) => replies.onPush(l, f),
+        onData: (l, chunk) => replies.onData(l, chunk),
         onDrain: (l) => {
           if (this.#link === l && this.#blocked) {
             this.#blocked = false;
@@ -1025,7 +902,7 @@ export class Connection {
         // Retire the current socket: the old one, or one a reconnect installed meanwhile.
         const cur = this.#link;
         if (cur !== undefined) {
-          this.#link = undefined;
+          this.#link = this.#replies.current = undefined;
           this.#sockets.retire(cur);
         }
         this.#reconnect?.cancel();
@@ -1053,7 +930,7 @@ export class Connection {
     if (closing.promise !== undefined) return closing.promise;
     if (this.#state === STATE_CLOSED) return Promise.resolve();
     const wasReady = this.#state === STATE_READY;
-    this.#state = STATE_CLOSING;
+    this.#to(STATE_CLOSING);
     this.#reconnect?.cancel();
     if (!wasReady) {
       this.#rejectUnsent(
@@ -1064,9 +941,9 @@ export class Connection {
       // refuses while closing, so write directly.
       this.#hold = false;
       if (this.#loading.active) this.#loading.release(this.#unsent);
-      this.#state = STATE_READY;
+      this.#to(STATE_READY);
       this.#flush();
-      this.#state = STATE_CLOSING;
+      this.#to(STATE_CLOSING);
     }
     const promise = closing.begin();
     this.#checkClosed();
@@ -1097,10 +974,10 @@ export class Connection {
 
   #finishClose(): void {
     if (this.#state === STATE_CLOSED) return;
-    this.#state = STATE_CLOSED;
+    this.#to(STATE_CLOSED);
     this.#rejectUnsent(new ClosedError("Cannot send the command: the connection was closed"));
     const link = this.#link;
-    this.#link = undefined;
+    this.#link = this.#replies.current = undefined;
     if (link && !link.closed) {
       link.closed = true;
       link.transport.close();
@@ -1130,7 +1007,7 @@ export class Connection {
 
   #destroy(error: Error): void {
     if (this.#state === STATE_CLOSED) return;
-    this.#state = STATE_CLOSING;
+    this.#to(STATE_CLOSING);
     this.#rejectUnsent(error);
     if (this.#link) rejectInflight(this.#link, error);
     this.#finishClose();
