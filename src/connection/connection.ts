@@ -42,34 +42,19 @@ import { ClosedError, ConnectionError } from "../errors.ts";
 import { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
-import {
-  FLAG_BLOCKING,
-  FLAG_ERRORS_AS_VALUES,
-  FLAG_GROUP,
-  FLAG_NO_REPLY,
-  FLAG_PING,
-  FLAG_SUBSCRIBE,
-  FLAG_TRANSACTION,
-  type Transform,
-} from "./flags.ts";
+import { FLAG_NO_REPLY, FLAG_PING, type Transform } from "./flags.ts";
 import { type Endpoint, formatEndpoint } from "./endpoint.ts";
 import { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
 import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
-import { acquirePending, captureResolvers, noop, type Pending } from "./_pending.ts";
-import {
-  argumentsError,
-  asUnwritten,
-  bindSignal,
-  closedError,
-  encodedBytes,
-  queueFullError,
-} from "./_admission.ts";
+import { noop, type Pending } from "./_pending.ts";
+import { asUnwritten } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { LoadingRetry } from "./_loading_retry.ts";
 import { ReplyMatcher } from "./_reply_matcher.ts";
+import { SendQueue } from "./_send_queue.ts";
 import { Reconnect } from "./_reconnect.ts";
 import { KeepAlive } from "./_keep_alive.ts";
 import { Closing, DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
@@ -135,9 +120,10 @@ export class Connection {
   /** The clock with its timers unref'd when `unref` is set (on the wall clock). */
   readonly #timers: Clock;
   readonly #encoder = new RespEncoder(16 * 1024);
-  /** Commands waiting to be written, in order. */
+  /** Admission, the queue and the flush: the write half of the per-command path. */
+  readonly #queue: SendQueue;
+  /** Commands waiting to be written, in order (the queue's). */
   readonly #unsent = new Deque<Pending>(256);
-  #unsentBytes = 0;
   /** The current socket. */
   #link: Link | undefined;
   /** The retiring sockets, where the next one goes, a lost socket. */
@@ -145,13 +131,8 @@ export class Connection {
   /** Replies and pushes to their commands; keeps a copy of `#link` and of closing. */
   readonly #replies: ReplyMatcher;
   #state = STATE_IDLE;
-  #flushScheduled = false;
-  #blocked = false; // transport above its high-water mark
-  #hold = false; // handoff in progress: keep new work in the backlog
   /** The server answered LOADING: new work is held, what it refused is retried. */
   readonly #loading: LoadingRetry;
-  /** The clock reading shared by the commands of one `sendAll` (0 outside it). */
-  #groupAt = 0;
   readonly #closing: Closing;
   readonly #deadlines: Deadlines;
   /** `undefined` with `reconnect: false`. */
@@ -159,7 +140,6 @@ export class Connection {
   #everReady = false;
   #lastError: Error | undefined;
   #connectPromise: Promise<void> | undefined;
-  #policy: TimeoutPolicy | undefined;
   /** Connection attempts in progress: each entry aborts one. */
   readonly #opening = new Set<(e: Error) => void>();
   readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
@@ -170,7 +150,6 @@ export class Connection {
   readonly #pingInterval: number;
   /** `undefined` without a ping interval. */
   readonly #keepAlive: KeepAlive | undefined;
-  readonly #flushCb = (): void => this.#flush();
 
   /**
    * Creates a connection; it opens its socket on the first command or on `connect()`.
@@ -234,13 +213,32 @@ export class Connection {
       ? new KeepAlive({
         timers: this.#timers,
         readyLink: () => (this.#state === STATE_READY ? this.#link : undefined),
-        quiet: (link) => link.inflight.length === 0 && this.#unsent.length === 0 && !this.#hold,
+        quiet: (link) =>
+          link.inflight.length === 0 && this.#unsent.length === 0 && !this.#queue.hold,
         ping: () => {
           const t = this.#o.commandTimeout || this.#pingInterval;
           this.send(["PING"], undefined, FLAG_PING, t).catch(noop);
         },
       }, this.#pingInterval)
       : undefined;
+    this.#queue = new SendQueue({
+      unsent: this.#unsent,
+      clock,
+      encoder: this.#encoder,
+      deadlines: this.#deadlines,
+      loading: this.#loading,
+      replies: this.#replies,
+      commandTimeout: options.commandTimeout,
+      maxQueueLength: options.maxQueueLength,
+      maxQueueBytes: options.maxQueueBytes,
+      unref: this.#unref,
+      keepAlive: this.#pingInterval > 0,
+      endpoint: () => this.endpoint,
+      connectTimeout: () => this.#sockets.connectTimeout(this.#sockets.configured),
+      connect: () => {
+        this.connect().catch(noop);
+      },
+    });
     this.#openSettings = this.#makeOpenSettings();
   }
 
@@ -334,7 +332,7 @@ export class Connection {
     );
   }
 
-  // ---- admission and queue ----
+  // ---- admission, queue and flush (in _send_queue.ts) ----
 
   /**
    * Sends a command.
@@ -356,49 +354,7 @@ export class Connection {
     timeout?: number,
     signal?: AbortSignal,
   ): Promise<unknown> {
-    let refused = this.#refuse(args, flags);
-    let bytes = 0;
-    if (refused === undefined && this.#queueing) {
-      bytes = encodedBytes(args);
-      refused = this.#full(args, 1, bytes);
-    }
-    if (refused !== undefined) {
-      return (flags & FLAG_ERRORS_AS_VALUES) !== 0
-        ? Promise.resolve(refused)
-        : Promise.reject(refused);
-    }
-    if (signal !== undefined) {
-      return this.#pushWithSignal(args, transform, flags, timeout, bytes, signal);
-    }
-    return this.#push(args, transform, flags, timeout, bytes);
-  }
-
-  /** `#push` for a command with an abort signal (its callbacks wrapped to drop the listener). */
-  #pushWithSignal(
-    args: RedisArgument[],
-    transform: Transform | undefined,
-    flags: number,
-    timeout: number | undefined,
-    bytes: number,
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    const asValue = (flags & FLAG_ERRORS_AS_VALUES) !== 0;
-    if (signal.aborted) {
-      return asValue ? Promise.resolve(signal.reason) : Promise.reject(signal.reason);
-    }
-    const promise = new Promise<unknown>(captureResolvers);
-    const p = acquirePending(
-      args,
-      transform,
-      flags,
-      timeout ?? this.#o.commandTimeout,
-      bytes,
-      (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0,
-      asValue,
-    );
-    bindSignal(p, signal);
-    this.#enqueue(p, this.#state !== STATE_READY);
-    return promise;
+    return this.#queue.send(args, transform, flags, timeout, signal);
   }
 
   /**
@@ -412,90 +368,7 @@ export class Connection {
   sendAll(
     commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
   ): Promise<unknown>[] {
-    let refused: Error | undefined;
-    for (const c of commands) {
-      refused ??= this.#refuse(c.args, c.flags);
-    }
-    let sizes: number[] | undefined;
-    if (refused === undefined && this.#queueing && commands.length > 0) {
-      let total = 0;
-      sizes = commands.map((c) => {
-        const n = encodedBytes(c.args);
-        total += n;
-        return n;
-      });
-      refused = this.#full(commands[0]!.args, commands.length, total);
-    }
-    if (refused !== undefined) {
-      const e = refused;
-      return commands.map(() => Promise.reject(e));
-    }
-    const last = commands.length - 1;
-    // One clock reading for the whole group: one offline deadline.
-    this.#groupAt = this.#clock.now();
-    try {
-      return commands.map((c, i) =>
-        this.#push(
-          c.args,
-          c.transform,
-          (i < last ? c.flags | FLAG_GROUP : c.flags) | FLAG_TRANSACTION,
-          undefined,
-          sizes?.[i] ?? 0,
-        )
-      );
-    } finally {
-      this.#groupAt = 0;
-    }
-  }
-
-  /** Why a command cannot be sent at all (closed, bad arguments, reserved), if so. */
-  #refuse(args: RedisArgument[], flags: number): Error | undefined {
-    if (this.#state >= STATE_CLOSING) return closedError(args, this.endpoint);
-    return argumentsError(args, flags);
-  }
-
-  /**
-   * Why `count` more commands (`bytes` encoded) cannot wait in the queue now, if so. A refused
-   * command still starts the lazy connect, so a client bounded to nothing still connects.
-   */
-  #full(args: RedisArgument[], count: number, bytes: number): Error | undefined {
-    const o = this.#o;
-    const waiting = this.#unsent.length + this.#loading.queue.length;
-    if (waiting + count <= o.maxQueueLength && this.#unsentBytes + bytes <= o.maxQueueBytes) {
-      return undefined;
-    }
-    if (this.#state === STATE_IDLE) this.connect().catch(noop);
-    return queueFullError(args, count, bytes, {
-      waiting,
-      unsent: this.#unsent.length,
-      bytes: this.#unsentBytes,
-      maxLength: o.maxQueueLength,
-      maxBytes: o.maxQueueBytes,
-    }, this.endpoint);
-  }
-
-  #push(
-    args: RedisArgument[],
-    transform: Transform | undefined,
-    flags: number,
-    timeout: number | undefined,
-    bytes: number,
-  ): Promise<unknown> {
-    const offline = this.#state !== STATE_READY;
-    const pushes = (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0;
-    // One shared executor: no closure or context is allocated per command.
-    const promise = new Promise<unknown>(captureResolvers);
-    const p = acquirePending(
-      args,
-      transform,
-      flags,
-      timeout ?? this.#o.commandTimeout,
-      bytes,
-      pushes,
-      (flags & FLAG_ERRORS_AS_VALUES) !== 0,
-    );
-    this.#enqueue(p, offline);
-    return promise;
+    return this.#queue.sendAll(commands);
   }
 
   /**
@@ -506,123 +379,6 @@ export class Connection {
    */
   sendNoReply(args: RedisArgument[]): Promise<void> {
     return this.send(args, undefined, FLAG_NO_REPLY, 0) as Promise<void>;
-  }
-
-  /**
-   * Whether new commands wait in the queue rather than leave with the next write (no socket, a
-   * full socket, a handoff's hold, a server loading its data set): then the queue bounds apply.
-   */
-  get #queueing(): boolean {
-    return this.#state !== STATE_READY || this.#blocked || this.#hold || this.#loading.active;
-  }
-
-  #enqueue(p: Pending, offline: boolean): void {
-    if (offline) {
-      // A queued command waits at most its own timeout for a socket (both relaxed during a
-      // maintenance window: the handshake of a socket opened then is).
-      const t = this.#policy ? this.#policy(p.timeout, (p.flags & FLAG_BLOCKING) !== 0) : p.timeout;
-      if (p.timeout > 0 && t > 0) {
-        p.deadline = (this.#groupAt || this.#clock.now()) +
-          Math.max(t, this.#sockets.connectTimeout(this.#sockets.configured));
-        this.#deadlines.arm(p.deadline);
-      }
-      this.#unsentBytes += p.bytes;
-      this.#unsent.push(p);
-      if (this.#state === STATE_IDLE) this.connect().catch(noop);
-      return;
-    }
-    this.#unsentBytes += p.bytes;
-    this.#unsent.push(p);
-    if (this.#blocked || this.#loading.active) {
-      // Behind a full socket or a loading server a command waits at most its own timeout.
-      if (p.timeout > 0) {
-        p.deadline = (this.#groupAt || this.#clock.now()) + p.timeout;
-        if (p.deadline < this.#deadlines.armedAt) this.#deadlines.arm(p.deadline);
-      }
-      return;
-    }
-    if (!this.#flushScheduled && !this.#hold) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushCb);
-    }
-  }
-
-  /** Schedules a flush when the connection is ready and commands wait. */
-  #scheduleFlush(): void {
-    if (this.#state === STATE_READY && this.#unsent.length > 0 && !this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushCb);
-    }
-  }
-
-  // ---- flush ----
-
-  /** Writes every queued command to the current socket in one batch. */
-  #flush(): void {
-    this.#flushScheduled = false;
-    const link = this.#link;
-    if (
-      !link || !link.ready || this.#hold || this.#blocked || this.#loading.active ||
-      this.#unsent.length === 0
-    ) return;
-    const enc = this.#encoder;
-    const now = this.#clock.now();
-    const policy = this.#policy;
-    const deadlines = this.#deadlines;
-    const inflight = link.inflight;
-    const wasEmpty = inflight.length === 0;
-    let p: Pending | undefined;
-    // A transaction one of whose commands expired is dropped whole: never a tail without MULTI.
-    let broken = false;
-    while ((p = this.#unsent.shift()) !== undefined) {
-      this.#unsentBytes -= p.bytes;
-      if (p.done || broken) {
-        if (!p.done) deadlines.expireQueued(p, "the rest of its transaction expired");
-        broken = (p.flags & FLAG_GROUP) !== 0;
-        continue;
-      }
-      enc.writeCommand(p.args!);
-      if ((p.flags & FLAG_NO_REPLY) !== 0) {
-        p.done = true;
-        p.resolve(undefined);
-        continue;
-      }
-      let t = p.timeout;
-      if (policy !== undefined) {
-        t = policy(t, (p.flags & FLAG_BLOCKING) !== 0);
-        p.timeout = t;
-      }
-      if (t > 0) {
-        p.deadline = now + t;
-        if (t !== this.#o.commandTimeout) link.mixed = true;
-        if (p.deadline < deadlines.armedAt) deadlines.arm(p.deadline);
-      } else {
-        p.deadline = 0;
-      }
-      inflight.push(p);
-      // Keep batches bounded so one huge burst does not build one giant buffer (but never split
-      // a transaction: a socket lost between its writes would run the rest outside MULTI).
-      if (enc.length >= 4 * 1024 * 1024 && (p.flags & FLAG_GROUP) === 0) break;
-    }
-    if (this.#unsent.length === 0) this.#unsentBytes = 0;
-    if (wasEmpty) {
-      this.#replies.updateBinary(link);
-      // A socket with commands in flight keeps the process alive, even with `unref`.
-      if (this.#unref && inflight.length > 0) link.transport.ref?.();
-    }
-    if (enc.length > 0) {
-      if (this.#pingInterval > 0) link.lastIoAt = now;
-      const ok = link.transport.write(enc.take());
-      if (!ok) {
-        this.#blocked = true;
-        // What still waits behind the full socket gets its deadline.
-        deadlines.boundUnsent(false);
-      }
-    }
-    if (this.#unsent.length > 0 && !this.#blocked && !this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushCb);
-    }
   }
 
   /**
@@ -643,7 +399,7 @@ export class Connection {
   /** Puts the commands refused with LOADING back in front of the queue, in order, and flushes. */
   #releaseRetry(): void {
     this.#loading.release(this.#unsent);
-    this.#scheduleFlush();
+    this.#queue.scheduleFlush();
   }
 
   /** A retiring socket closes once drained; a closing connection finishes once idle. */
@@ -654,16 +410,20 @@ export class Connection {
 
   // ---- socket lifecycle and reconnect ----
 
-  /** Moves to another state (reply matching keeps whether it is CLOSING). */
+  /** Moves to another state (reply matching and the queue keep their view of it). */
   #to(state: number): void {
     this.#state = state;
     this.#replies.closing = state === STATE_CLOSING;
+    const q = this.#queue;
+    q.ready = state === STATE_READY;
+    q.idle = state === STATE_IDLE;
+    q.closed = state >= STATE_CLOSING;
   }
 
   /** The current socket went (a fault, or the peer closed it). */
   #lost(link: Link, error: Error | undefined): void {
-    this.#link = this.#replies.current = undefined;
-    this.#blocked = false;
+    this.#link = this.#replies.current = this.#queue.link = undefined;
+    this.#queue.blocked = false;
     if (this.#state >= STATE_CLOSING) {
       this.#finishClose();
       return;
@@ -741,7 +501,7 @@ export class Connection {
 
   /** Makes `link` the current socket and flushes the backlog. */
   #install(link: Link): void {
-    this.#link = this.#replies.current = link;
+    this.#link = this.#replies.current = this.#queue.link = link;
     this.#to(STATE_READY);
     this.#everReady = true;
     if (this.#reconnect) this.#reconnect.attempt = 0;
@@ -751,10 +511,7 @@ export class Connection {
     // Commands a loading server refused on the previous socket go first.
     if (this.#loading.queue.length > 0 || this.#loading.active) this.#releaseRetry();
     this.#o.hooks?.onReady?.(link.endpoint);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushCb);
-    }
+    this.#queue.flushSoon();
   }
 
   /** What opening a socket needs, created once. */
@@ -772,9 +529,9 @@ export class Connection {
         onPush: (l, f) => replies.onPush(l, f),
         onData: (l, chunk) => replies.onData(l, chunk),
         onDrain: (l) => {
-          if (this.#link === l && this.#blocked) {
-            this.#blocked = false;
-            this.#flush();
+          if (this.#link === l && this.#queue.blocked) {
+            this.#queue.blocked = false;
+            this.#queue.flush();
           }
         },
         onClose: (l, err) => this.#sockets.closed(l, err),
@@ -800,7 +557,7 @@ export class Connection {
       p.done = true;
       p.reject(e);
     }
-    this.#unsentBytes = 0;
+    this.#queue.unsentBytes = 0;
   }
 
   // ---- deadlines ----
@@ -822,7 +579,8 @@ export class Connection {
       endpoint: () => this.endpoint,
       ready: () => this.#state === STATE_READY,
       stalled: () =>
-        this.#state !== STATE_READY || this.#hold || this.#blocked || this.#loading.active,
+        this.#state !== STATE_READY || this.#queue.hold || this.#queue.blocked ||
+        this.#loading.active,
       stallReason: () => {
         const where = formatEndpoint(this.endpoint);
         const last = this.#lastError;
@@ -830,11 +588,11 @@ export class Connection {
           ? `no connection to "${where}"${last ? ` (${last.message})` : ""}`
           : this.#loading.active
           ? `"${where}" is loading its data set`
-          : this.#blocked
+          : this.#queue.blocked
           ? `the socket to "${where}" is full (the server does not read)`
           : `the connection to "${where}" is being replaced`;
       },
-      mayProbe: () => !o.subscriber && !this.#hold,
+      mayProbe: () => !o.subscriber && !this.#queue.hold,
       finished: () => this.#state === STATE_CLOSED,
       fail: (link, error) => this.#sockets.fail(link, error),
       onError: (error) => o.hooks?.onError?.(error),
@@ -848,7 +606,7 @@ export class Connection {
    * @param policy The policy, or `undefined` for the configured timeouts.
    */
   setTimeoutPolicy(policy: TimeoutPolicy | undefined): void {
-    this.#policy = policy;
+    this.#queue.policy = policy;
     if (policy !== undefined) this.#deadlines.retime(policy);
   }
 
@@ -891,8 +649,8 @@ export class Connection {
       endpoint: () => this.endpoint,
       target: () => this.#sockets.target(),
       hold: (on) => {
-        this.#hold = on;
-        if (!on) this.#scheduleFlush();
+        this.#queue.hold = on;
+        if (!on) this.#queue.scheduleFlush();
       },
       held: () => this.#unsent.length,
       drained: (link, cap) => waitDrained(link, cap, this.#clock),
@@ -902,12 +660,12 @@ export class Connection {
         // Retire the current socket: the old one, or one a reconnect installed meanwhile.
         const cur = this.#link;
         if (cur !== undefined) {
-          this.#link = this.#replies.current = undefined;
+          this.#link = this.#replies.current = this.#queue.link = undefined;
           this.#sockets.retire(cur);
         }
         this.#reconnect?.cancel();
-        this.#hold = false;
-        this.#blocked = false;
+        this.#queue.hold = false;
+        this.#queue.blocked = false;
         this.#install(link);
       },
       unreachable: (to) => this.#sockets.unreachable(to),
@@ -939,10 +697,10 @@ export class Connection {
     } else if (this.#unsent.length > 0 || this.#loading.queue.length > 0) {
       // Write what is queued (a handoff's hold ends: the current socket takes it); the flush
       // refuses while closing, so write directly.
-      this.#hold = false;
+      this.#queue.hold = false;
       if (this.#loading.active) this.#loading.release(this.#unsent);
       this.#to(STATE_READY);
-      this.#flush();
+      this.#queue.flush();
       this.#to(STATE_CLOSING);
     }
     const promise = closing.begin();
@@ -977,7 +735,7 @@ export class Connection {
     this.#to(STATE_CLOSED);
     this.#rejectUnsent(new ClosedError("Cannot send the command: the connection was closed"));
     const link = this.#link;
-    this.#link = this.#replies.current = undefined;
+    this.#link = this.#replies.current = this.#queue.link = undefined;
     if (link && !link.closed) {
       link.closed = true;
       link.transport.close();
