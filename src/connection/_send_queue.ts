@@ -120,19 +120,7 @@ export class SendQueue {
     }
   }
 
-  /**
-   * Sends a command.
-   *
-   * @param args The command and its arguments.
-   * @param transform Converts the reply.
-   * @param flags `FLAG_*` bits; with `FLAG_RAW` the commands that change the connection's state
-   *   for every caller are refused (see `reservedCommandError`).
-   * @param timeout Send-to-reply timeout in ms (0 = none); the configured one when undefined.
-   * @param signal Gives up: rejects with the signal's `reason`. A command not yet written is
-   *   never written; one already written keeps its place (its reply is discarded, like after a
-   *   timeout), so the stream stays in step.
-   * @returns The transformed reply; rejects with `ReplyError`, `TimeoutError`, `ConnectionError` or `ClosedError`.
-   */
+  /** `Connection.send`: refuses, or queues the command (see there). */
   send(
     args: RedisArgument[],
     transform: Transform | undefined,
@@ -185,14 +173,7 @@ export class SendQueue {
     return promise;
   }
 
-  /**
-   * Sends several commands back to back (a transaction): either every one is queued, or none is
-   * and each promise rejects with the same error. While no socket takes them, the commands share
-   * one deadline: they expire, or are written, together.
-   *
-   * @param commands The commands, in order.
-   * @returns One promise per command.
-   */
+  /** `Connection.sendAll`: queues every command of a transaction, or none (see there). */
   sendAll(
     commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
   ): Promise<unknown>[] {
@@ -279,16 +260,6 @@ export class SendQueue {
     );
     this.#enqueue(p, offline);
     return promise;
-  }
-
-  /**
-   * Writes a command that gets no reply slot (subscribe family on RESP3), in order with the rest.
-   *
-   * @param args The command.
-   * @returns Resolves once written to a socket.
-   */
-  sendNoReply(args: RedisArgument[]): Promise<void> {
-    return this.send(args, undefined, FLAG_NO_REPLY, 0) as Promise<void>;
   }
 
   /**
