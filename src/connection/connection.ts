@@ -20,20 +20,23 @@
  * - IDLE: no socket, none being opened; the first command starts the lazy connect.
  * - CONNECTING: a socket is being dialled and set up (`_open.ts`); commands wait in the queue.
  * - READY: the current socket (`#link`) takes the queue at the next microtask, unless a gate
- *   is shut: `#blocked` (above the transport's high-water mark, until it drains), `#hold` (a
- *   handoff drains the old socket, `_handoff.ts`), or the LOADING hold (`_loading_retry.ts`).
+ *   of the queue is shut: `blocked` (above the transport's high-water mark, until it drains),
+ *   `hold` (a handoff drains the old socket, `_handoff.ts`), or the LOADING hold
+ *   (`_loading_retry.ts`).
  * - WAITING: the socket was lost; the next attempt is scheduled (`_reconnect.ts`).
  * - CLOSING: new commands are refused; what is due completes (`_close.ts`).
  * - CLOSED: everything is settled; no socket, no timer.
  *
- * The parts, each in its own file: admission checks (`_admission.ts`); reply matching
- * (`_reply_matcher.ts`, with the pub/sub confirmations in `_pubsub_replies.ts`); the LOADING
- * retry (`_loading_retry.ts`); the sockets: retiring ones, where to dial, a lost one
- * (`_sockets.ts`, dialling and the handshake in `_open.ts`); the reconnect schedule
- * (`_reconnect.ts`); deadlines, liveness and the in-step ECHO check (`_deadlines.ts`); the
- * keep-alive (`_keep_alive.ts`); the handoff (`_handoff.ts`); the close (`_close.ts`). The
- * write half of the per-command path (`send` → `#enqueue` → `#flush` → encode → write) and the
- * state machine stay in this file.
+ * The parts, each in its own file, each seeing only what its host interface lends it:
+ * admission, queue and flush, the write half of the per-command path (`_send_queue.ts`, its
+ * checks in `_admission.ts`); reply matching, the reply half (`_reply_matcher.ts`, the pub/sub
+ * confirmations in `_pubsub_replies.ts`); the LOADING retry (`_loading_retry.ts`); the
+ * sockets: retiring ones, where to dial, a lost one (`_sockets.ts`; dialling and the handshake
+ * in `_open.ts`); the reconnect schedule (`_reconnect.ts`); deadlines, liveness and the
+ * in-step ECHO check (`_deadlines.ts`); the keep-alive (`_keep_alive.ts`); the handoff
+ * (`_handoff.ts`); the close (`_close.ts`). This file keeps the state machine: `#to()` is the
+ * one place a state changes, and it gives the queue and the reply matcher their view of it
+ * (as `#install`/`#lost` give them the current socket).
  *
  * @module
  */
