@@ -4,7 +4,7 @@
 import type { Transform } from "../commands/command_runner.ts";
 import type { CommandPolicy } from "../commands/command_keys.ts";
 import { commandPolicy } from "../commands/command_keys.ts";
-import { FLAG_ERRORS_AS_VALUES } from "../connection/flags.ts";
+import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
 import { RedisError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import { aggregateReplies } from "./_aggregate.ts";

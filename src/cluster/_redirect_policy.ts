@@ -7,7 +7,7 @@
 import type { TimerId } from "../_clock.ts";
 import type { NodeExecutor } from "../client/node_executor.ts";
 import { FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
-import { FLAG_ERRORS_AS_VALUES } from "../connection/flags.ts";
+import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
 import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
 import type { RedisArgument } from "../resp/types.ts";

@@ -3,7 +3,7 @@
 // cross-slot command split — and the first attempt, straight to that node (the hot path).
 import { FLAG_READONLY, type Transform } from "../commands/command_runner.ts";
 import { commandKeyIndexes, commandPolicy } from "../commands/command_keys.ts";
-import { FLAG_ERRORS_AS_VALUES } from "../connection/flags.ts";
+import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
 import { ClosedError } from "../errors.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import type { ClusterContext } from "./_context.ts";

@@ -2,6 +2,7 @@
 // work, drain what was written (capped), open and set up the replacement (bounded), install it,
 // and go once more when the target moved again meanwhile. The Connection lends its internals
 // through a HandoffHost, created once.
+import type { Clock, TimerId } from "../_clock.ts";
 import type { Endpoint } from "../endpoint.ts";
 import { formatEndpoint } from "../endpoint.ts";
 import type { Link } from "./_link.ts";
@@ -140,4 +141,31 @@ export class Handoffs {
       h.hold(false);
     }
   }
+}
+
+/**
+ * Resolves once `link` has no command in flight (or is closed), or after `cap` ms (a handoff's
+ * drain).
+ *
+ * @param link The socket being left.
+ * @param cap Longest wait, ms.
+ * @param clock The timers.
+ * @returns Resolves either way.
+ */
+export function waitDrained(link: Link, cap: number, clock: Clock): Promise<void> {
+  if (link.closed || link.inflight.length === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let timer: TimerId | undefined;
+    const done = (): void => {
+      clock.clearTimer(timer);
+      resolve();
+    };
+    (link.drained ??= []).push(done);
+    timer = clock.setTimer(() => {
+      timer = undefined;
+      const i = link.drained?.indexOf(done) ?? -1;
+      if (i !== -1) link.drained!.splice(i, 1);
+      resolve();
+    }, cap);
+  });
 }

@@ -177,6 +177,27 @@ export function openLink(
 }
 
 /**
+ * `p`, or a rejection with `aborted()` once `signal` aborts (the listener removed when either
+ * settles): a caller joining a connect attempt stops waiting without stopping the attempt.
+ *
+ * @param p The attempt.
+ * @param signal The caller's signal.
+ * @param aborted The error for an abort.
+ * @returns Settles like `p`, or rejects on abort.
+ */
+export function untilAborted(
+  p: Promise<void>,
+  signal: AbortSignal,
+  aborted: () => Error,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(aborted());
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/**
  * Writes the whole handshake in one batch and checks every reply in order.
  *
  * @param link The new socket.
