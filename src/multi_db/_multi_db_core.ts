@@ -1,6 +1,5 @@
 // The multi-database client's core: the databases, their health monitors and breakers,
 // failover, failback and switching, and how a command reaches the active database.
-import { endpointKey } from "../endpoint.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
@@ -29,6 +28,7 @@ import { type FailoverCandidate, selectFailbackTarget, selectFailoverTarget } fr
 import type { HealthCheckResult } from "./health_check.ts";
 import { HealthMonitor } from "./_health_monitor.ts";
 import { MultiDbSubscription } from "./subscription.ts";
+import { databaseKey, initialHealth, skipIdleCheck } from "./_initial_health.ts";
 
 type Candidate = FailoverCandidate & { db: Database };
 
@@ -127,32 +127,18 @@ export class MultiDbCore implements ClientCore {
 
   // ---- state ----
 
-  /** The name of the active database, `undefined` before the client is initialised. */
+  /** `MultiDbClient.activeDatabase`. */
   get activeDatabase(): string | undefined {
     return this.#active?.name;
   }
 
-  /**
-   * Every database with its health, breaker state, weight and maintenance state.
-   *
-   * @returns One snapshot per database, in configuration order.
-   *
-   * @example
-   * ```ts ignore
-   * for (const d of client.databases()) console.log(d.name, d.health, d.circuit, d.weight, d.active);
-   * ```
-   */
+  /** `MultiDbClient.databases`. */
   databases(): DatabaseInfo[] {
     const now = this.#o.clock.now();
     return this.#dbs.map((d) => d.info(d === this.#active, now));
   }
 
-  /**
-   * Connects now: runs the first health check of every database and picks the active one.
-   *
-   * @returns Resolves when enough databases are healthy for the `initializationPolicy`;
-   *   rejects with a `ConnectionError` otherwise (the next command tries again).
-   */
+  /** `MultiDbClient.connect`. */
   connect(_options?: { signal?: AbortSignal }): Promise<void> {
     if (this.#closed) {
       return Promise.reject(new ClosedError("Cannot connect: the client is closed"));
@@ -170,46 +156,12 @@ export class MultiDbCore implements ClientCore {
 
   async #initialize(): Promise<void> {
     const dbs = [...this.#dbs];
-    const n = dbs.length;
-    const policy = this.#o.initializationPolicy;
-    const need = policy === "all-available"
-      ? n
-      : policy === "majority-available"
-      ? Math.floor(n / 2) + 1
-      : 1;
     for (const db of dbs) this.#monitor(db);
-    await new Promise<void>((resolve, reject) => {
-      let healthy = 0;
-      let unhealthy = 0;
-      let done = false;
-      const pending = new Set(dbs);
-      const settle = () => {
-        if (done) return;
-        // Enough are healthy, and none still being checked weighs more than the best of them.
-        const best = Math.max(...dbs.filter((d) => d.health === "healthy").map((d) => d.weight));
-        if (healthy >= need && ![...pending].some((d) => d.weight > best)) {
-          done = true;
-          resolve();
-        } else if (n - unhealthy < need) {
-          done = true;
-          const why = dbs.filter((d) => d.health === "unhealthy")
-            .map((d) => `"${d.name}": ${d.healthError ?? "unhealthy"}`).join("; ");
-          reject(
-            new ConnectionError(
-              `Cannot connect: ${healthy} of ${n} databases healthy, the initialization policy "${policy}" needs ${need} (${why})`,
-            ),
-          );
-        }
-      };
-      for (const db of dbs) {
-        this.#monitors.get(db)!.checkNow().then((r) => {
-          pending.delete(db);
-          if (r.healthy) healthy++;
-          else unhealthy++;
-          settle();
-        });
-      }
-    });
+    await initialHealth(
+      dbs,
+      this.#o.initializationPolicy,
+      (db) => this.#monitors.get(db)!.checkNow(),
+    );
     if (this.#closed) throw new ClosedError("Cannot connect: the client is closed");
     const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()));
     if (target === undefined) {
@@ -525,12 +477,7 @@ export class MultiDbCore implements ClientCore {
     return db;
   }
 
-  /**
-   * Makes a database active now (reason `FORCED`). It must be healthy.
-   *
-   * @param name The database's name, or its endpoint (`host:port`).
-   * @returns Resolves once it is active (its subscriptions re-made).
-   */
+  /** `MultiDbClient.setActiveDatabase`. */
   async setActiveDatabase(name: string): Promise<void> {
     if (this.#closed) throw new ClosedError("Cannot switch: the client is closed");
     const db = this.#find(name);
@@ -544,14 +491,7 @@ export class MultiDbCore implements ClientCore {
     await this.#switchTo(db, "FORCED", false);
   }
 
-  /**
-   * Makes a database active and holds every other one out of use for `durationMs` (their
-   * breakers forced open): no failover nor failback meanwhile.
-   *
-   * @param name The database's name.
-   * @param durationMs How long the others are held, in ms.
-   * @returns Resolves once it is active.
-   */
+  /** `MultiDbClient.forceActiveDatabase`. */
   async forceActiveDatabase(name: string, durationMs: number): Promise<void> {
     if (typeof durationMs !== "number" || !Number.isFinite(durationMs) || durationMs <= 0) {
       throw new RangeError(
@@ -568,13 +508,7 @@ export class MultiDbCore implements ClientCore {
     this.#forcedUntil = Math.max(this.#forcedUntil, now + durationMs);
   }
 
-  /**
-   * Adds a database. It is checked at once and becomes a failover and failback target.
-   *
-   * @param config The database, as in the `databases` option.
-   * @returns Its name.
-   * @throws {TypeError} A duplicate name or endpoint, or bad options.
-   */
+  /** `MultiDbClient.addDatabase`. */
   addDatabase(config: DatabaseConfig): string {
     if (this.#closed) throw new ClosedError("Cannot add the database: the client is closed");
     const r = resolveDatabaseConfig(config, this.#o);
@@ -588,13 +522,7 @@ export class MultiDbCore implements ClientCore {
     return db.name;
   }
 
-  /**
-   * Removes a database and closes its client. Removing the active one switches to the best
-   * other one first (reason `FORCED`).
-   *
-   * @param name The database's name.
-   * @returns Resolves when its client is closed.
-   */
+  /** `MultiDbClient.removeDatabase`. */
   async removeDatabase(name: string): Promise<void> {
     const db = this.#find(name);
     if (this.#dbs.length === 1) {
@@ -614,12 +542,7 @@ export class MultiDbCore implements ClientCore {
     await db.close();
   }
 
-  /**
-   * Changes a database's weight. Failback picks it up at its next check.
-   *
-   * @param name The database's name.
-   * @param weight The new weight, a finite number above 0.
-   */
+  /** `MultiDbClient.setWeight`. */
   setWeight(name: string, weight: number): void {
     const db = this.#find(name);
     db.weight = checkWeight(name, weight);
@@ -754,34 +677,4 @@ export class MultiDbCore implements ClientCore {
   }
 
   destroy(): void {}
-}
-
-/** Whether the periodic check of `db` is skipped: it is active, checked only when idle, busy. */
-function skipIdleCheck(
-  db: Database,
-  active: Database | undefined,
-  interval: number,
-  checkActive: "always" | "idle" | undefined,
-): boolean {
-  // With a client-side cache, a "served" read may have come from memory and proves nothing
-  // about the server (a blackholed database would never be checked): check on every interval.
-  return db === active && checkActive === "idle" &&
-    db.clock.now() - db.lastSuccessAt < interval && db.client.cacheStats?.() === undefined;
-}
-
-/** What makes two databases the same: their endpoint (or cluster seed list). */
-function databaseKey(o: DatabaseConfig): string {
-  if (o.nodes !== undefined) return `cluster(${[...o.nodes].map(nodeKey).sort().join(",")})`;
-  let host = o.host;
-  let port = o.port;
-  if (o.url !== undefined) {
-    try {
-      const u = new URL(o.url);
-      host ??= u.hostname.replace(/^\[|\]$/g, "") || undefined;
-      port ??= u.port ? Number(u.port) : undefined;
-    } catch {
-      // resolveDatabaseConfig reports a bad URL.
-    }
-  }
-  return `"${endpointKey({ host: host ?? "127.0.0.1", port: port ?? 6379 })}"`;
 }
