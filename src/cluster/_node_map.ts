@@ -7,7 +7,7 @@ import type { ClusterMaintenanceSupport } from "./_cluster_maintenance.ts";
 import { type ConnectionRole, type NodeEventName, NodeExecutor } from "../client/node_executor.ts";
 import type { HandshakeStep } from "../connection/connection.ts";
 import { ConnectionError } from "../errors.ts";
-import type { HostPort } from "../maintenance/endpoint.ts";
+import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Connector } from "../transport/types.ts";
 import type { ClusterContext } from "./_context.ts";
@@ -44,11 +44,8 @@ const READONLY_STEP = [{ args: ["READONLY"], onReply: () => {} }];
 
 /** Parses `host:port` / `[v6]:port` as the node map keys them. */
 export function splitAddress(address: string): HostPort {
-  const colon = address.lastIndexOf(":");
-  return {
-    host: address.slice(0, colon).replace(/^\[|\]$/g, ""),
-    port: Number(address.slice(colon + 1)),
-  };
+  const e = splitEndpoint(address, true);
+  return typeof e === "string" ? { host: address, port: 0 } : e;
 }
 
 /**

@@ -12,7 +12,8 @@ import {
   SubscriptionManager,
 } from "../client/subscription.ts";
 import { ClosedError, RedisError, ReplyError } from "../errors.ts";
-import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
+import type { Endpoint as HostPort } from "../endpoint.ts";
 import type { NodeExecutor } from "../client/node_executor.ts";
 import type { ClusterContext } from "./_context.ts";
 import { FailoverShadows } from "./_failover_shadows.ts";
@@ -411,7 +412,7 @@ export class ClusterPubSub implements ShardHost {
     if (won === undefined && round.redirect !== undefined) {
       // The primaries name the owner (after a failover, the promoted replica): ask it alone.
       const to = round.redirect;
-      const address = formatEndpoint(to);
+      const address = endpointKeyOf(to);
       if (address !== from && !this.ctx.closed) {
         won = await this.subscribeShard(address, channel, { endpoint: to })
           .then((sub) => ({ address, sub }), () => undefined);
@@ -453,7 +454,7 @@ export class ClusterPubSub implements ShardHost {
           const r = e instanceof ReplyError
             ? parseRedirect(e, this.nodes.executor(a).endpoint)
             : undefined;
-          if (r && !r.ask && formatEndpoint(map(r.to)) !== from) redirect ??= map(r.to);
+          if (r && !r.ask && endpointKeyOf(map(r.to)) !== from) redirect ??= map(r.to);
           return undefined;
         })
     );

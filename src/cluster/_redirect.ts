@@ -1,6 +1,6 @@
 // Cluster redirections and retryable refusals in server error replies.
 import { ReplyError } from "../errors.ts";
-import type { HostPort } from "../maintenance/endpoint.ts";
+import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 
 /** A `MOVED` or `ASK` redirection: the slot and the node to ask. */
 export interface Redirect {
@@ -23,15 +23,14 @@ export function parseRedirect(e: ReplyError, from: HostPort): Redirect | undefin
   if (!ask && e.prefix !== "MOVED") return undefined;
   const parts = e.message.split(" ");
   const slot = Number(parts[1]);
-  const address = parts[2] ?? "";
-  const colon = address.lastIndexOf(":");
-  const port = Number(address.slice(colon + 1));
-  if (!Number.isInteger(slot) || slot < 0 || slot > 16383 || colon === -1 || !(port > 0)) {
+  // A server writes its own address with an empty host ("MOVED 1 :6380") and IPv6 unbracketed.
+  const to = splitEndpoint(parts[2] ?? "", true);
+  if (
+    !Number.isInteger(slot) || slot < 0 || slot > 16383 || typeof to === "string" || !(to.port > 0)
+  ) {
     return undefined;
   }
-  let host = address.slice(0, colon);
-  if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
-  return { ask, slot, to: { host: host === "" ? from.host : host, port } };
+  return { ask, slot, to: { host: to.host === "" ? from.host : to.host, port: to.port } };
 }
 
 /** Refusals worth a retry after a pause: the command did not run. */

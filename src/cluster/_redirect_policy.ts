@@ -9,7 +9,8 @@ import type { NodeExecutor } from "../client/node_executor.ts";
 import { FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError, TimeoutError } from "../errors.ts";
-import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
+import type { Endpoint as HostPort } from "../endpoint.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { type ClusterContext, nameOf } from "./_context.ts";
 import type { NodeMap } from "./_node_map.ts";
@@ -240,7 +241,7 @@ export class RedirectPolicy {
       if (r !== undefined) {
         if (!this.canRetry(job)) return "fail";
         const to = ctx.map(r.to);
-        const target = formatEndpoint(to);
+        const target = endpointKeyOf(to);
         if (r.ask) {
           ctx.stats.ask++;
           this.#nodes.executor(target, to.host, to.port);

@@ -6,7 +6,7 @@
 import type { TimerId } from "../_clock.ts";
 import type { Subscription } from "../client/subscription.ts";
 import { ReplyError } from "../errors.ts";
-import { formatEndpoint } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
 import type { ShardHost } from "./_pubsub.ts";
 import { parseRedirect } from "./_redirect.ts";
 import { keySlot } from "./slot.ts";
@@ -228,7 +228,7 @@ export class ShardMigration {
         }
         const to = h.ctx.map(red.to);
         if (red.ask) {
-          const target = formatEndpoint(to);
+          const target = endpointKeyOf(to);
           h.nodes.executor(target, to.host, to.port);
           this.migrating(slot, target);
         } else {

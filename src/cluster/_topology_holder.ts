@@ -6,7 +6,8 @@ import type { TimerId } from "../_clock.ts";
 import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { NodeExecutor } from "../client/node_executor.ts";
 import { ClosedError, ConnectionError, RedisError, ReplyError } from "../errors.ts";
-import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
+import type { Endpoint as HostPort } from "../endpoint.ts";
 import type { SlotMigration } from "../maintenance/notification.ts";
 import type { SlotRange } from "../maintenance/slots.ts";
 import type { RespValue } from "../resp/types.ts";
@@ -181,7 +182,7 @@ export class TopologyHolder {
 
   async #discoverOnce(): Promise<void> {
     const ctx = this.#ctx;
-    const seeds = ctx.options.seeds.map((s) => ({ ...s, address: formatEndpoint(s) }));
+    const seeds = ctx.options.seeds.map((s) => ({ ...s, address: endpointKeyOf(s) }));
     const reasons: string[] = [];
     let notCluster: { address: string; error: unknown } | undefined;
     const timeout = this.#queryTimeout();
@@ -461,7 +462,7 @@ export class TopologyHolder {
     // asked (and connected to) only when no other is left.
     const serving = new Set(this.primaries.map((i) => topo.nodes[i]!.address));
     const known = topo.nodes.filter((n) => n.health !== "fail").map((n) => n.address);
-    const seeds = ctx.options.seeds.map((s) => formatEndpoint(s));
+    const seeds = ctx.options.seeds.map((s) => endpointKeyOf(s));
     const replicaSet = new Set(
       topo.nodes.filter((n) => n.role === "replica").map((n) => n.address),
     );

@@ -6,7 +6,7 @@
 
 import type { RedisClientOptions } from "../client/options.ts";
 import { parseRedisUrl } from "../client/options.ts";
-import type { HostPort } from "../maintenance/endpoint.ts";
+import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 import type { NodeAddressMap } from "./topology.ts";
 
 /** Where reads (commands with the `readonly` flag) go. */
@@ -136,14 +136,11 @@ function parseSeed(
       url,
     };
   }
-  const colon = text.lastIndexOf(":");
-  const port = Number(text.slice(colon + 1));
-  if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+  const e = splitEndpoint(text);
+  if (typeof e === "string" || e.port < 1) {
     throw new TypeError(`Cannot use the seed node "${text}": expected "redis://host:port"`);
   }
-  let host = text.slice(0, colon);
-  if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
-  return { seed: { host, port, tls: false } };
+  return { seed: { host: e.host, port: e.port, tls: false } };
 }
 
 function booleanOption(name: string, v: boolean | undefined, dflt: boolean): boolean {

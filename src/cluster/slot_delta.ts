@@ -23,7 +23,8 @@
  * @module
  */
 
-import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
+import type { Endpoint as HostPort } from "../endpoint.ts";
 import { parseMaintenanceNotification, type SlotMigration } from "../maintenance/notification.ts";
 import type { SlotRange } from "../maintenance/slots.ts";
 
@@ -178,7 +179,7 @@ export function applySlotDelta(
     throw new TypeError(`Cannot apply the slot delta: the table must have ${SLOTS} slots`);
   }
   const map = options.mapAddress ?? ((a: HostPort) => a);
-  const nodes = table.nodes.map((a) => formatEndpoint(a));
+  const nodes = table.nodes.map((a) => endpointKeyOf(a));
   const index = new Map<string, number>();
   nodes.forEach((a, i) => {
     if (!index.has(a)) index.set(a, i);
@@ -194,7 +195,7 @@ export function applySlotDelta(
       malformed.push({ index: i, reason: m });
       return;
     }
-    const to = formatEndpoint(map(m.destination));
+    const to = endpointKeyOf(map(m.destination));
     let dst = index.get(to);
     if (dst === undefined) {
       dst = nodes.length;
@@ -207,7 +208,7 @@ export function applySlotDelta(
       added.push(to);
     }
     if (m.source) {
-      const src = index.get(formatEndpoint(map(m.source)));
+      const src = index.get(endpointKeyOf(map(m.source)));
       if (src !== undefined && src !== dst) sources.add(src);
     }
     for (const r of m.slots) {
@@ -226,7 +227,7 @@ export function applySlotDelta(
     if (n !== NONE) owns[n] = 1;
   }
   const readers = new Set<string>();
-  for (const a of table.replicaReads ?? []) readers.add(formatEndpoint(a));
+  for (const a of table.replicaReads ?? []) readers.add(endpointKeyOf(a));
   const drop = new Set<number>();
   for (const src of sources) {
     if (owns[src] === 0 && !readers.has(nodes[src]!)) drop.add(src);
@@ -251,7 +252,7 @@ export function applySlotDelta(
   let movedCount = 0;
   const oldName = (s: number): string | null => {
     const n = table.slots[s]!;
-    return n === NONE || n >= table.nodes.length ? null : formatEndpoint(table.nodes[n]!);
+    return n === NONE || n >= table.nodes.length ? null : endpointKeyOf(table.nodes[n]!);
   };
   for (let s = 0; s < SLOTS; s++) {
     const n = slots[s]!;

@@ -7,7 +7,8 @@
  */
 
 import { ReplyError } from "../errors.ts";
-import { formatEndpoint, type HostPort } from "../maintenance/endpoint.ts";
+import { endpointKeyOf } from "../maintenance/endpoint.ts";
+import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 import type { SlotRange } from "../maintenance/slots.ts";
 import type { RespValue } from "../resp/types.ts";
 import { SLOT_COUNT } from "./slot.ts";
@@ -155,21 +156,18 @@ export function addressMapper(map: NodeAddressMap | undefined): AddressMapper {
   for (const key of Object.keys(map)) {
     const to = map[key]!;
     if (typeof to === "string") {
-      const colon = to.lastIndexOf(":");
-      const port = Number(to.slice(colon + 1));
-      if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+      const e = splitEndpoint(to);
+      if (typeof e === "string" || e.port < 1) {
         throw new TypeError(
           `Cannot use the nodeAddressMap entry "${key}": expected "host:port", got "${to}"`,
         );
       }
-      let host = to.slice(0, colon);
-      if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
-      table.set(formatEndpoint(key), { host, port });
+      table.set(endpointKeyOf(key), e);
     } else {
-      table.set(formatEndpoint(key), to);
+      table.set(endpointKeyOf(key), to);
     }
   }
-  return (a) => table.get(formatEndpoint(a)) ?? a;
+  return (a) => table.get(endpointKeyOf(a)) ?? a;
 }
 
 interface RawNode {
@@ -185,7 +183,7 @@ function makeNode(
 ): ClusterNode {
   if (host === "" || host === "?") host = o.answeredBy.host;
   const mapped = (o.mapAddress ?? ((a: HostPort) => a))({ host, port });
-  return { ...fields, address: formatEndpoint(mapped), host: mapped.host, port: mapped.port };
+  return { ...fields, address: endpointKeyOf(mapped), host: mapped.host, port: mapped.port };
 }
 
 function healthOf(v: RespValue | undefined): ClusterNodeHealth {
@@ -581,7 +579,7 @@ export function unknownPrimary(address: string, endpoint: HostPort): ClusterNode
  * ```
  */
 export function patchSlot(topology: ClusterTopology, slot: number, node: HostPort): number {
-  const address = formatEndpoint(node);
+  const address = endpointKeyOf(node);
   let i = topology.nodes.findIndex((n) => n.address === address);
   if (i === -1) {
     i = topology.nodes.length;
