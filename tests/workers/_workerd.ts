@@ -4,13 +4,7 @@
 // repo's esbuild (one ESM file, `cloudflare:sockets` left to the runtime, as a user's build does)
 // and serves it on a free loopback port.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -23,11 +17,7 @@ const ROOT = dirname(dirname(HERE));
 
 /** The platform package that carries workerd's binary, or undefined where none is published. */
 function platformPackage(): string | undefined {
-  const arch = process.arch === "x64"
-    ? "64"
-    : process.arch === "arm64"
-    ? "arm64"
-    : undefined;
+  const arch = process.arch === "x64" ? "64" : process.arch === "arm64" ? "arm64" : undefined;
   const os = process.platform === "linux"
     ? "linux"
     : process.platform === "darwin"
@@ -182,9 +172,7 @@ const worker :Workerd.Worker = (
   });
   child.stdout!.on("data", (c) => log += c);
   child.stderr!.on("data", (c) => log += c);
-  const exited = new Promise<void>((resolve) =>
-    child.once("exit", () => resolve())
-  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

@@ -181,6 +181,22 @@ export default {
           return await env.HOLDER!.get(env.HOLDER!.idFromName("one")).fetch(
             request,
           );
+        case "/cost": {
+          // Inside one request: n GETs each on a fresh client (connect, HELLO, GET, close) against
+          // n GETs on one client. workerd's clock advances on I/O, so n of them are measurable.
+          const n = Number(q.get("n") ?? 100);
+          let t = Date.now();
+          for (let i = 0; i < n; i++) {
+            await using c = new RedisClient({ url });
+            await c.get("w:bench");
+          }
+          const fresh = (Date.now() - t) / n;
+          await using one = new RedisClient({ url });
+          await one.get("w:bench");
+          t = Date.now();
+          for (let i = 0; i < n; i++) await one.get("w:bench");
+          return json({ freshMs: fresh, reusedMs: (Date.now() - t) / n });
+        }
         case "/runtime":
           return json({ userAgent: navigator.userAgent });
         default:
