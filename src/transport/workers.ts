@@ -48,9 +48,42 @@ interface WorkersSockets {
   ): WorkersSocket;
 }
 
-/** The module name, in a variable: type checkers and bundlers leave the import to the runtime. */
+/** The module names, in variables: type checkers and bundlers leave the imports to the runtime. */
 const SOCKETS_MODULE = "cloudflare:sockets";
+const WORKERS_MODULE = "cloudflare:workers";
 let sockets: Promise<WorkersSockets> | undefined;
+/** `waitUntil` of `cloudflare:workers` (workerd since 2025-08), when the runtime has it. */
+let waitUntil: ((promise: Promise<unknown>) => void) | undefined;
+
+/** Longest time a request is kept alive for the reconnect its cross-request failure started. */
+const RECONNECT_GRACE_MS = 5000;
+/** Quiet time after the last handshake reply before that request may end. */
+const HANDSHAKE_SETTLE_MS = 50;
+/** Ends the keep-alive of the request whose failure started the pending reconnect. */
+let reconnected: (() => void) | undefined;
+
+/**
+ * Keeps the current request alive (`waitUntil`) until the next socket is open and answered, or
+ * `RECONNECT_GRACE_MS`: the client's reconnect runs in this request, and workerd cancels the
+ * work of a request that ended, which would leave the reconnect pending forever.
+ */
+function keepAliveForReconnect(): void {
+  if (waitUntil === undefined) return;
+  reconnected?.();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const done = new Promise<void>((resolve) => {
+    const end = () => {
+      if (reconnected === end) reconnected = undefined;
+      clearTimeout(timer);
+      resolve();
+    };
+    reconnected = end;
+    timer = setTimeout(end, RECONNECT_GRACE_MS);
+  });
+  try {
+    waitUntil(done);
+  } catch { /* outside a request */ }
+}
 
 /** The runtime this code runs on, for error messages. */
 function runtimeName(): string {
@@ -62,7 +95,15 @@ function runtimeName(): string {
 }
 
 function loadSockets(): Promise<WorkersSockets> {
-  return (import(SOCKETS_MODULE) as Promise<WorkersSockets>).catch((e) => {
+  const workers = (import(WORKERS_MODULE) as Promise<{ waitUntil?: typeof waitUntil }>).then(
+    (m) => {
+      waitUntil = typeof m.waitUntil === "function" ? m.waitUntil : undefined;
+    },
+    () => {},
+  );
+  return Promise.all([import(SOCKETS_MODULE) as Promise<WorkersSockets>, workers]).then(
+    ([m]) => m,
+  ).catch((e) => {
     sockets = undefined;
     throw new Error(
       `Cannot connect with the Cloudflare Workers transport on ${runtimeName()}: ` +
@@ -114,12 +155,21 @@ class WorkersTransport implements Transport {
   #closed = false;
   #flushing = false;
   #needDrain = false;
+  /** Ends the keep-alive of a request that waits for this socket's handshake replies. */
+  #answered: (() => void) | undefined;
+  #answeredTimer: ReturnType<typeof setTimeout> | undefined;
   #flush = (): void => {
     this.#flushLoop();
   };
 
-  constructor(socket: WorkersSocket, secure: boolean, remote: { host?: string; port?: number }) {
+  constructor(
+    socket: WorkersSocket,
+    secure: boolean,
+    remote: { host?: string; port?: number },
+    answered: (() => void) | undefined,
+  ) {
     this.#socket = socket;
+    this.#answered = answered;
     this.secure = secure;
     this.remoteAddress = remote.host;
     this.remotePort = remote.port;
@@ -161,7 +211,9 @@ class WorkersTransport implements Transport {
 
   #fail(e: unknown): void {
     if (this.#closed) return;
-    this.#shutdown(crossRequest(e) ? crossRequestError(e) : socketError(e));
+    if (!crossRequest(e)) return this.#shutdown(socketError(e));
+    keepAliveForReconnect();
+    this.#shutdown(crossRequestError(e));
   }
 
   async #readLoop(): Promise<void> {
@@ -171,11 +223,25 @@ class WorkersTransport implements Transport {
         const r = await reader.read();
         if (r.done) break;
         this.#slot.data(r.value);
+        if (this.#answered !== undefined) this.#settleAnswered();
       }
       this.#shutdown(undefined);
     } catch (e) {
       this.#fail(e);
     }
+    this.#answered?.();
+  }
+
+  /**
+   * The handshake is answered once replies arrived and the socket stayed quiet for a moment: the
+   * client finishes it in promise continuations, which must run before the request may end.
+   */
+  #settleAnswered(): void {
+    clearTimeout(this.#answeredTimer);
+    this.#answeredTimer = setTimeout(() => {
+      this.#answered?.();
+      this.#answered = undefined;
+    }, HANDSHAKE_SETTLE_MS);
   }
 
   async #flushLoop(): Promise<void> {
@@ -210,6 +276,7 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
     );
   }
   const { connect } = await (sockets ??= loadSockets());
+  const answered = reconnected;
   const serverName = tls?.serverName ?? options.host;
   const starttls = tls !== undefined && serverName !== options.host;
   let socket: WorkersSocket;
@@ -234,9 +301,10 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
     return new WorkersTransport(socket, tls !== undefined, {
       host: remote.host ?? options.host,
       port: remote.port ?? options.port,
-    });
+    }, answered);
   } catch (e) {
     socket.close().catch(() => {});
+    answered?.();
     throw crossRequest(e) ? crossRequestError(e) : socketError(e);
   } finally {
     signal?.removeEventListener("abort", onAbort);
@@ -256,7 +324,8 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
  *
  * A socket belongs to the request that opened it. When another request uses it, workerd refuses
  * the write; the transport then closes with an error that says so (the commands written in that
- * tick fail with it) and the client reconnects from the request that uses it next. Open the
+ * tick fail with it), and the client reconnects from that request, which is kept alive for it
+ * (`waitUntil` of `cloudflare:workers`, at most 5 s) so the reconnect is never left pending. Open the
  * client per request, or in a Durable Object, to avoid that. The transport has no
  * `unref()`/`ref()` (Workers have no process to keep alive). `options.signal` aborts the attempt.
  *

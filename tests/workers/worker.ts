@@ -160,8 +160,15 @@ export default {
           return await cluster(q.getAll("node"));
         case "/tls":
           return await tls(url, q.get("servername"));
-        case "/shared/incr":
-          return json({ n: await shared.incr(q.get("key") ?? "w:shared") });
+        case "/shared/incr": {
+          const key = q.get("key") ?? "w:shared";
+          if (!q.has("retry")) return json({ n: await shared.incr(key) });
+          try {
+            return json({ n: await shared.incr(key) });
+          } catch {
+            return json({ n: await shared.incr(key) });
+          }
+        }
         case "/shared/get":
           return json({ value: await shared.get(q.get("key") ?? "w:shared") });
         case "/get": {
