@@ -209,11 +209,18 @@ class WorkersTransport implements Transport {
     this.#slot.close(error);
   }
 
-  #fail(e: unknown): void {
+  /**
+   * The socket ended without `close()`: the client reconnects from the current request, which
+   * is kept alive until that is through (workerd cancels the work of an ended request).
+   */
+  #lost(error: Error | undefined): void {
     if (this.#closed) return;
-    if (!crossRequest(e)) return this.#shutdown(socketError(e));
     keepAliveForReconnect();
-    this.#shutdown(crossRequestError(e));
+    this.#shutdown(error);
+  }
+
+  #fail(e: unknown): void {
+    this.#lost(crossRequest(e) ? crossRequestError(e) : socketError(e));
   }
 
   async #readLoop(): Promise<void> {
@@ -225,11 +232,10 @@ class WorkersTransport implements Transport {
         this.#slot.data(r.value);
         if (this.#answered !== undefined) this.#settleAnswered();
       }
-      this.#shutdown(undefined);
+      this.#lost(undefined);
     } catch (e) {
       this.#fail(e);
     }
-    this.#answered?.();
   }
 
   /**
@@ -303,8 +309,8 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
       port: remote.port ?? options.port,
     }, answered);
   } catch (e) {
+    // A failed attempt keeps the request alive: the client's next attempt runs in it too.
     socket.close().catch(() => {});
-    answered?.();
     throw crossRequest(e) ? crossRequestError(e) : socketError(e);
   } finally {
     signal?.removeEventListener("abort", onAbort);

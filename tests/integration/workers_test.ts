@@ -91,23 +91,14 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
     }
   });
 
-  it("a Durable Object keeps one client across requests and reconnects after a server restart", async () => {
-    const key = `w:do:${Date.now()}`;
-    for (let i = 1; i <= 20; i++) {
-      const r = await call(worker, `/do/incr?${q}&key=${key}`);
+  it("200 sequential requests on one module-scope client, each retrying once", async () => {
+    // The cost of the module-scope pattern: a reconnect per request (the first attempt fails).
+    const key = `w:shared:seq:${Date.now()}`;
+    for (let i = 1; i <= 200; i++) {
+      const r = await call(worker, `/shared/incr?key=${key}&retry=1`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.deepEqual(r.body, { n: i });
     }
-    await redis.kill();
-    await redis.restart();
-    // The data set is gone with the process; the object's client reconnects by itself.
-    let last: { status: number; body: Body } | undefined;
-    for (let i = 0; i < 50; i++) {
-      last = await call(worker, `/do/incr?${q}&key=${key}`);
-      if (last.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal(last?.status, 200, JSON.stringify(last?.body));
-    assert.equal(typeof last?.body.n, "number");
   });
 
   it("a module-scope client: a later request gets an error that says what to do, no hang", async () => {
@@ -118,8 +109,8 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
     // through: without that, workerd cancels the reconnect with the request and every later
     // request on the client hangs (workerd then ends it as hung, a bare 500).
     const key = `w:shared:${Date.now()}`;
-    const first = await call(worker, `/shared/incr?key=${key}`);
-    assert.deepEqual(first.body, { n: 1 });
+    const first = await call(worker, `/shared/incr?key=${key}&retry=1`);
+    assert.deepEqual(first.body, { n: 1 }, worker.log.slice(-3000));
     let n = 1;
     let refused = 0;
     for (let i = 0; i < 10; i++) {
@@ -131,7 +122,11 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
       }
       refused++;
       assert.equal(later.status, 500);
-      assert.equal(typeof later.body, "object", `not the client's error: ${later.body}`);
+      assert.equal(
+        typeof later.body,
+        "object",
+        `not the client's error: ${later.body}\n${worker.log.slice(-3000)}`,
+      );
       assert.match(later.body.error, /opened by another request/);
       assert.match(later.body.error, /await using client = new RedisClient/);
     }
@@ -175,6 +170,27 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
       await w?.stop();
       await tls.stop();
     }
+  });
+
+  // Last: a server restart while the module-scope client's last request is still alive can leave
+  // that client waiting on a reconnect workerd cancelled (reproduced here; see the README).
+  it("a Durable Object keeps one client across requests and reconnects after a server restart", async () => {
+    const key = `w:do:${Date.now()}`;
+    for (let i = 1; i <= 20; i++) {
+      const r = await call(worker, `/do/incr?${q}&key=${key}`);
+      assert.deepEqual(r.body, { n: i });
+    }
+    await redis.kill();
+    await redis.restart();
+    // The data set is gone with the process; the object's client reconnects by itself.
+    let last: { status: number; body: Body } | undefined;
+    for (let i = 0; i < 50; i++) {
+      last = await call(worker, `/do/incr?${q}&key=${key}`);
+      if (last.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(last?.status, 200, JSON.stringify(last?.body));
+    assert.equal(typeof last?.body.n, "number");
   });
 });
 
