@@ -69,7 +69,7 @@ let reconnected: (() => void) | undefined;
  */
 function keepAliveForReconnect(): void {
   if (waitUntil === undefined) return;
-  reconnected?.();
+  // An earlier keep-alive is left to run out: its request may still be reconnecting.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const done = new Promise<void>((resolve) => {
     const end = () => {

@@ -125,6 +125,10 @@ export interface WorkerdOptions {
   trustedCertificates?: string[];
   /** Compatibility flags of the worker, e.g. `["nodejs_compat"]`. */
   compatibilityFlags?: string[];
+  /** Text bindings (`env.NAME`). */
+  text?: Record<string, string>;
+  /** Durable Object classes the module exports, by binding name. @default { HOLDER: "Holder" } */
+  durableObjects?: Record<string, string>;
 }
 
 function capnpString(s: string): string {
@@ -145,6 +149,18 @@ export async function startWorkerd(options: WorkerdOptions): Promise<Workerd> {
     }])`
     : "";
   const flags = (options.compatibilityFlags ?? []).map(capnpString).join(", ");
+  const objects = Object.entries(options.durableObjects ?? { HOLDER: "Holder" });
+  const bindings = [
+    ...Object.entries(options.text ?? {}).map(([name, value]) =>
+      `(name = ${capnpString(name)}, text = ${capnpString(value)})`
+    ),
+    ...objects.map(([name, cls]) =>
+      `(name = ${capnpString(name)}, durableObjectNamespace = ${capnpString(cls)})`
+    ),
+  ].join(", ");
+  const namespaces = objects.map(([, cls]) =>
+    `(className = ${capnpString(cls)}, uniqueKey = ${capnpString(cls.toLowerCase())})`
+  ).join(", ");
   writeFileSync(
     join(dir, "config.capnp"),
     `using Workerd = import "/workerd/workerd.capnp";
@@ -159,9 +175,9 @@ const worker :Workerd.Worker = (
   modules = [(name = "worker.js", esModule = embed "worker.js")],
   compatibilityDate = "2025-09-01",
   compatibilityFlags = [${flags}],
-  durableObjectNamespaces = [(className = "Holder", uniqueKey = "holder")],
+  durableObjectNamespaces = [${namespaces}],
   durableObjectStorage = (inMemory = void),
-  bindings = [(name = "HOLDER", durableObjectNamespace = "Holder")],
+  bindings = [${bindings}],
 );
 `,
   );
@@ -189,9 +205,9 @@ const worker :Workerd.Worker = (
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
-      const r = await fetch(`${url}/ok`);
-      await r.text();
-      if (r.ok) break;
+      // Any answer means it serves (the example worker has no /ok).
+      await (await fetch(`${url}/ok`)).text();
+      break;
     } catch { /* not listening yet */ }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
