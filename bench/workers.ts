@@ -8,8 +8,11 @@
 // Each request opens its own connection (the Workers I/O model: a socket belongs to the request
 // that opened it), so "ours" and "raw" both connect, GET and close per request. "ours (Durable
 // Object)" reuses one client held by a Durable Object across requests.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ESBUILD } from "../scripts/_bundle.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -93,7 +96,64 @@ const config :Workerd.Config = (
   }
 }
 
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * ioredis as a worker under `nodejs_compat` (its `node:net` is workerd's, on `cloudflare:sockets`),
+ * the best npm peer that runs there: node-redis is left out. Bundled from bench/node_modules (the
+ * peers `deno task bench` installs) with the shims it needs: a `require` for its CommonJS
+ * built-ins, `debug`'s browser build (the Node one needs `node:tty`) and a `process.version`.
+ * Returns the bundle's path, or undefined when ioredis is not installed and cannot be.
+ */
+function ioredisWorker(dir: string): string | undefined {
+  if (!existsSync(join(BENCH_DIR, "node_modules", "ioredis"))) {
+    spawnSync("npm", ["ci", "--prefix", BENCH_DIR], { stdio: "ignore", cwd: BENCH_DIR });
+    if (!existsSync(join(BENCH_DIR, "node_modules", "ioredis"))) return undefined;
+  }
+  const source = `import Redis from "ioredis";
+export default {
+  async fetch(request) {
+    const q = new URL(request.url).searchParams;
+    const target = new URL(q.get("url"));
+    const client = new Redis({ host: target.hostname, port: Number(target.port), lazyConnect: true });
+    try {
+      return Response.json({ value: await client.get(q.get("key") ?? "w:bench") });
+    } finally {
+      client.disconnect();
+    }
+  },
+};
+`;
+  const out = join(dir, "ioredis_worker.js");
+  const r = spawnSync("npx", [
+    "-y",
+    ESBUILD,
+    "--bundle",
+    "--format=esm",
+    "--platform=node",
+    "--target=es2022",
+    "--minify",
+    "--external:node:*",
+    "--log-level=error",
+    "--alias:debug=./node_modules/debug/src/browser.js",
+    `--define:process.version="v22.0.0"`,
+    `--banner:js=import { createRequire as __cr } from "node:module"; const require = __cr("/");`,
+    `--outfile=${out}`,
+  ], { cwd: BENCH_DIR, input: source, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`Cannot bundle the ioredis worker: ${r.stderr}`);
+  return out;
+}
+
 const redis = await startRedis();
+const peerDir = mkdtempSync(join(tmpdir(), "edge-redis-peer-"));
+const peerScript = ioredisWorker(peerDir);
+const peer = peerScript
+  ? await startWorkerd({
+    script: peerScript,
+    compatibilityFlags: ["nodejs_compat"],
+    durableObjects: {},
+  })
+  : undefined;
 const bundle = await bundleWorker({ sharedUrl: redis.url, minify: true });
 const worker = await startWorkerd({ script: bundle.file });
 try {
@@ -106,6 +166,12 @@ try {
   const cases: [string, string][] = [
     ["ours, client per request", `${worker.url}/get?${q}`],
     ["raw cloudflare:sockets loop (floor)", `${worker.url}/raw/get?${q}`],
+    ...(peer
+      ? [["ioredis (nodejs_compat), client per request", `${peer.url}/?${q}`]] as [
+        string,
+        string,
+      ][]
+      : []),
     [
       "ours, Durable Object client (INCR)",
       `${worker.url}/do/incr?url=${encodeURIComponent(redis.url)}&key=w:do:bench`,
@@ -151,6 +217,8 @@ try {
   );
 } finally {
   await worker.stop();
+  await peer?.stop();
+  rmSync(peerDir, { recursive: true, force: true });
   bundle.remove();
   await redis.stop();
 }
