@@ -326,7 +326,9 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
  * TLS (`rediss://`) starts from the first byte (`secureTransport: "on"`); with a `tls.serverName`
  * other than the host it connects with `secureTransport: "starttls"` and upgrades at once with
  * `startTls({ expectedServerHostname })`. Certificates are verified against the platform's CAs:
- * `tls.caCerts`, `tls.cert` and `tls.key` are refused with an error (sockets take none).
+ * `tls.caCerts`, `tls.cert` and `tls.key` are refused with an error (sockets take none). Sockets
+ * are opened with `allowHalfOpen: false`: when the server ends its side, the socket closes and the
+ * client reconnects.
  *
  * A socket belongs to the request that opened it. When another request uses it, workerd refuses
  * the write; the transport then closes with an error that says so (the commands written in that
