@@ -49,8 +49,9 @@ export function ensureWorkerd(): string {
   if (!existsSync(bin)) {
     // --ignore-scripts: the binary comes with the platform package; workerd's postinstall only
     // copies it.
+    const install = existsSync(join(HERE, "package-lock.json")) ? "ci" : "install";
     execFileSync("npm", [
-      "install",
+      install,
       "--no-audit",
       "--no-fund",
       "--ignore-scripts",
