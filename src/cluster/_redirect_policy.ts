@@ -355,10 +355,13 @@ export class RedirectPolicy {
     let p: Promise<unknown>;
     if (job.asking !== undefined) {
       job.asking = undefined;
-      p = node.sendAll([
+      const [asking, command] = node.sendAll([
         { args: ["ASKING"], transform: undefined, flags: 0 },
         { args: job.args, transform: job.transform, flags: job.flags & ~FLAG_BLOCKING },
-      ])[1]!;
+      ]);
+      // Its outcome is the command's (a node that is down fails both): never left unhandled.
+      asking!.catch(() => {});
+      p = command!;
     } else {
       p = node.run(job.args, job.transform, job.flags, job.blockMs, job.timeout);
     }

@@ -3,6 +3,7 @@
 // exhausted, unwritten work sent again, and transactions and WATCH through the same policy.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import { ConnectionError, ReplyError } from "../../../src/errors.ts";
 import { keySlot } from "../../../src/cluster/slot.ts";
 import { retryPause } from "../../../src/cluster/_redirect_policy.ts";
@@ -65,6 +66,25 @@ describe("RedirectPolicy", () => {
     // The next command asks A again (and is redirected again).
     await p.send("GET", key);
     assert.equal(p.cluster.log.filter((x) => x.args[0] === "GET").at(-2)!.node, A);
+  });
+
+  it("ASK to an importing node that is down fails the command, and leaves no rejection unhandled", async () => {
+    const p = await ready();
+    p.cluster.script = (node, args) =>
+      args[0] === "GET" && node === A ? reply(`ASK ${slot} ${B}`) : undefined;
+    const down = new ConnectionError(`Cannot reach ${B}`, { written: true });
+    // The importing node's connection fails everything queued on it, ASKING included.
+    p.cluster.nodes.get(B)!.sendAll = (commands) => commands.map(() => Promise.reject(down));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await assert.rejects(p.send("GET", key), (e: unknown) => e === down);
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    assert.deepEqual(unhandled, [], "the ASKING promise was left unhandled");
   });
 
   it("gives up with the last redirect once maxAttempts are spent", async () => {
