@@ -18,6 +18,7 @@
  */
 
 import { commandInfo, commandKeys, commandPolicy } from "../commands/command_keys.ts";
+import { numberText } from "../resp/number_text.ts";
 import type { RedisArgument } from "../resp/types.ts";
 
 /**
@@ -187,7 +188,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function keyText(k: RedisArgument | undefined): string | undefined {
   if (typeof k === "string") return k.isWellFormed() ? k : undefined;
-  if (typeof k === "number") return String(k);
+  // As the encoder sends it (`Infinity` is `+inf`), so the server's invalidation matches.
+  if (typeof k === "number") return Number.isNaN(k) ? undefined : numberText(k);
   if (k instanceof Uint8Array) {
     try {
       return UTF8.decode(k);

@@ -77,17 +77,19 @@ function latin1(b: Uint8Array): string {
  * `n5,`, bytes as `b2:..`), so distinct lists never share a name (a command name never starts
  * with a digit). `~` in front for the binary view.
  */
-function commandId(args: readonly RedisArgument[], binary: boolean): string {
+function commandId(args: readonly RedisArgument[], binary: boolean): string | undefined {
   let s: string;
   if (args.length === 2) s = args[0] as string;
   else {
     s = "";
     for (let i = 0; i < args.length; i++) {
       if (i === 1) continue;
-      const a = args[i] as RedisArgument;
+      const a = args[i] as unknown;
       if (typeof a === "string") s += a.length + ":" + a;
       else if (typeof a === "number") s += "n" + String(a) + ",";
-      else s += "b" + a.length + ":" + latin1(a);
+      else if (a instanceof Uint8Array) s += "b" + a.length + ":" + latin1(a);
+      // Not an argument at all: the encoder refuses it with its clear TypeError.
+      else return undefined;
     }
   }
   return binary ? "~" + s : s;
@@ -180,6 +182,7 @@ export class ClientSideCache {
     const key = cacheableKeyOf(args);
     if (key === undefined || !this.#wanted(key)) return exec(args, transform, flags, blockMs);
     const id = commandId(args, (flags & FLAG_BINARY) !== 0);
+    if (id === undefined) return exec(args, transform, flags, blockMs);
     const store = this.#store;
     const hit = store.get(key, id);
     if (hit !== undefined) return answer(hit.value, transform, flags);

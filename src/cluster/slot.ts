@@ -5,6 +5,7 @@
  */
 
 import type { RedisArgument } from "../resp/types.ts";
+import { numberText } from "../resp/number_text.ts";
 
 /** The number of hash slots of a Redis Cluster. */
 export const SLOT_COUNT = 16384;
@@ -117,7 +118,7 @@ export function keySlot(key: RedisArgument): number {
     }
     return crc16String(key, start, end) & 0x3fff;
   }
-  if (typeof key === "number") return keySlot(String(key));
+  if (typeof key === "number") return keySlot(numberText(key));
   if (!(key instanceof Uint8Array)) {
     throw new TypeError(`Cannot hash the key: expected a string, number or Uint8Array`);
   }

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { numberText } from "./number_text.ts";
 import { ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "./types.ts";
 
@@ -37,16 +38,6 @@ function argumentError(value: unknown, index: number): TypeError {
   return new TypeError(
     `Cannot encode the command: argument ${index} is ${kind}, expected a string, a number or a Uint8Array`,
   );
-}
-
-/** The decimal form Redis parses for a number argument. */
-function numberText(n: number): string {
-  if (n === Infinity) return "+inf";
-  if (n === -Infinity) return "-inf";
-  if (Number.isNaN(n)) {
-    throw new RangeError("Cannot encode the command: a number argument is NaN");
-  }
-  return String(n);
 }
 
 /**

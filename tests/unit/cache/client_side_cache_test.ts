@@ -47,6 +47,31 @@ function activeCache(options = {}) {
 }
 
 describe("ClientSideCache", () => {
+  it("a number key is filed as the encoder sends it (Infinity as +inf), so its invalidation matches", async () => {
+    const { cache, t } = activeCache();
+    const f = fakeExec(new Map([["Infinity", "v"]]));
+    await cache.run(["GET", Infinity], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", Infinity], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().hits, 1);
+    // The server names the key it stores: "+inf".
+    assert.equal(t.onPush(["invalidate", ["+inf"]], "shared"), true);
+    await cache.run(["GET", Infinity], undefined, RO, undefined, f.exec);
+    assert.equal(f.sent.length, 2, "the invalidation of +inf dropped the entry of Infinity");
+  });
+
+  it("an argument of the wrong type reaches the encoder's TypeError, not a crash in the cache", async () => {
+    const { cache } = activeCache();
+    const exec: CommandExec = (args) => {
+      throw new TypeError(`Cannot encode the command: argument 2 is ${typeof args[2]}`);
+    };
+    for (const bad of [{}, null, true]) {
+      assert.throws(
+        () => cache.run(["HGET", "h", bad as never], undefined, RO, undefined, exec),
+        /Cannot encode the command/,
+      );
+    }
+  });
+
   it("answers a repeated read from memory once tracking is on", async () => {
     const { cache, steps } = activeCache();
     assert.deepEqual(steps.map((s) => s.args), [["CLIENT", "TRACKING", "ON"]]);

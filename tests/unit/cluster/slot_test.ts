@@ -54,6 +54,12 @@ describe("keySlot", () => {
     assert.equal(keySlot("no}{tag"), slotReference(enc.encode("no}{tag")));
     assert.equal(keySlot("{open"), slotReference(enc.encode("{open")));
   });
+  it("hashes a number key as it is sent: Infinity as +inf, -Infinity as -inf", () => {
+    assert.equal(keySlot(Infinity), keySlot("+inf"));
+    assert.equal(keySlot(-Infinity), keySlot("-inf"));
+    assert.notEqual(keySlot(Infinity), keySlot("Infinity"));
+  });
+
   it("gives the same slot for a string, its UTF-8 bytes and a number", () => {
     const keys = [
       "ascii",
