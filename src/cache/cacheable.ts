@@ -120,6 +120,13 @@ export const FALLBACK_CACHEABLE: ReadonlyMap<string, number> = new Map([
 const FLUSHES: ReadonlySet<string> = new Set(["FLUSHALL", "FLUSHDB", "SWAPDB"]);
 
 /**
+ * Scripts and functions that may write: the table does not flag them `write` (the script
+ * decides), but the keys they are given are the keys they may change. (`EVAL_RO`, `FCALL_RO`
+ * cannot write.)
+ */
+const SCRIPTS: ReadonlySet<string> = new Set(["EVAL", "EVALSHA", "FCALL"]);
+
+/**
  * Whether a command name is refused by the cache whatever the table says.
  *
  * @param name The command name (upper case).
@@ -222,7 +229,7 @@ export function writtenKeys(args: readonly RedisArgument[]): string[] | "all" | 
   let kind = writes.get(name);
   if (kind === undefined) {
     const upper = name.toUpperCase();
-    kind = FLUSHES.has(upper) ? 2 : commandPolicy([name])?.write ? 1 : 0;
+    kind = FLUSHES.has(upper) ? 2 : SCRIPTS.has(upper) || commandPolicy([name])?.write ? 1 : 0;
     writes.set(name, kind);
   }
   if (kind === 0) return undefined;

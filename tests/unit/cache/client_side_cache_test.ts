@@ -59,6 +59,32 @@ describe("ClientSideCache", () => {
     assert.equal(f.sent.length, 2, "the invalidation of +inf dropped the entry of Infinity");
   });
 
+  it("a script's keys are written keys: EVAL, EVALSHA and FCALL drop them, the _RO forms do not", async () => {
+    const { cache } = activeCache();
+    const f = fakeExec(new Map([["k", "v"]]));
+    const read = () => cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    for (
+      const script of [
+        ["EVAL", "redis.call('SET', KEYS[1], 'w')", 1, "k"],
+        ["EVALSHA", "0123456789012345678901234567890123456789", 1, "k"],
+        ["FCALL", "setter", 1, "k"],
+      ]
+    ) {
+      await read();
+      const before = f.sent.length;
+      await read();
+      assert.equal(f.sent.length, before, "cached");
+      await cache.run(script, undefined, 0, undefined, f.exec);
+      await read();
+      assert.equal(f.sent.length, before + 2, `${script[0]} dropped the key it was given`);
+    }
+    await read();
+    const before = f.sent.length;
+    await cache.run(["EVAL_RO", "return 1", 1, "k"], undefined, RO, undefined, f.exec);
+    await read();
+    assert.equal(f.sent.length, before + 1, "EVAL_RO kept the entry");
+  });
+
   it("an argument of the wrong type reaches the encoder's TypeError, not a crash in the cache", async () => {
     const { cache } = activeCache();
     const exec: CommandExec = (args) => {
