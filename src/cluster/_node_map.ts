@@ -252,7 +252,9 @@ export class NodeMap {
       return;
     }
     if (name === "error") {
-      if (detail instanceof ConnectionError) {
+      // An error of any of the node's connections; only a shared connection that is not ready
+      // makes the node down (an exclusive one refused while it serves does not).
+      if (detail instanceof ConnectionError && this.#nodes.get(address)?.shared?.ready !== true) {
         this.down.set(address, detail);
         this.#hooks.unreachable();
       }

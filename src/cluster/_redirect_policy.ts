@@ -266,7 +266,11 @@ export class RedirectPolicy {
     }
     const letGo = node.closed && !this.#nodes.has(address);
     if ((e instanceof ConnectionError || e instanceof ClosedError) && !letGo) {
-      if (e instanceof ConnectionError) this.#nodes.down.set(address, e);
+      // Only the shared connection's health says a node is down: an exclusive connection
+      // refused (maxclients for a BLPOP, a WATCH) while the shared one serves does not.
+      if (e instanceof ConnectionError && node.shared?.ready !== true) {
+        this.#nodes.down.set(address, e);
+      }
       this.#holder.scheduleRefresh();
     }
     if (rules.unwritten && isUnwritten(e) && !ctx.closed) {

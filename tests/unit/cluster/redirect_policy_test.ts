@@ -87,6 +87,33 @@ describe("RedirectPolicy", () => {
     assert.deepEqual(unhandled, [], "the ASKING promise was left unhandled");
   });
 
+  it("a connection error while the node's shared connection serves does not mark it down", async () => {
+    const p = await ready();
+    const a = p.cluster.nodes.get(A)!;
+    // An exclusive connection refused (maxclients) for a blocking command: the shared one is up.
+    (a as unknown as { shared: { ready: boolean } }).shared = { ready: true };
+    let refuse = true;
+    p.cluster.script = (node, args) => {
+      if (node !== A || args[0] !== "GET") return undefined;
+      if (refuse) {
+        refuse = false;
+        throw new ConnectionError("Cannot connect: max number of clients reached", {
+          written: true,
+        });
+      }
+      return "v";
+    };
+    await assert.rejects(p.send("GET", key), /max number of clients/);
+    assert.equal(p.nodes.down.has(A), false, "the node is not down");
+    // Before: every later command to the node failed unsent ("unreachable").
+    assert.equal(await p.send("GET", key), "v");
+    // With its shared connection not ready, the same error does mark it down.
+    (a as unknown as { shared: { ready: boolean } }).shared = { ready: false };
+    refuse = true;
+    await assert.rejects(p.send("GET", key));
+    assert.equal(p.nodes.down.has(A), true);
+  });
+
   it("gives up with the last redirect once maxAttempts are spent", async () => {
     const p = await ready({ maxAttempts: 4 });
     p.cluster.script = (node, args) =>
