@@ -32,6 +32,9 @@ import {
   unknownPrimary,
 } from "./topology.ts";
 
+/** Background refreshes begin at least this many ms apart. */
+export const REFRESH_GAP_MS = 100;
+
 /** What the holder asks of the subscriptions when the view changes. */
 export interface TopologyHooks {
   /** A view was adopted: subscriptions follow it. */
@@ -94,6 +97,9 @@ export class TopologyHolder {
   #periodic: TimerId | undefined;
   /** A follow-up refresh (`refreshLater`). */
   #laterRefresh: TimerId | undefined;
+  /** When the last refresh began, and the timer of a rate-limited one. */
+  #lastRefreshAt = -Infinity;
+  #gapTimer: TimerId | undefined;
 
   /**
    * @param ctx The client's shared state.
@@ -131,6 +137,8 @@ export class TopologyHolder {
     this.#periodic = undefined;
     clock.clearTimer(this.#laterRefresh);
     this.#laterRefresh = undefined;
+    clock.clearTimer(this.#gapTimer);
+    this.#gapTimer = undefined;
   }
 
   // ------------------------------------------------------------------ reading views
@@ -426,29 +434,54 @@ export class TopologyHolder {
       this.#refreshAgain = true;
       return this.#refreshing;
     }
+    const clock = this.#ctx.clock;
+    clock.clearTimer(this.#gapTimer);
+    this.#gapTimer = undefined;
     this.#maintenance?.refreshStarted();
     const run = (async () => {
       try {
-        do {
-          this.#refreshAgain = false;
-          await this.#refreshOnce();
-        } while (this.#refreshAgain && !this.#ctx.closed);
+        this.#refreshAgain = false;
+        this.#lastRefreshAt = clock.now();
+        await this.#refreshOnce();
       } finally {
         this.#refreshing = undefined;
         this.#armPeriodic();
         // SMIGRATED deltas that arrived meanwhile are newer than what was read: applied now.
         this.#maintenance?.refreshFinished();
+        // Asked for during this one: one more, no sooner than REFRESH_GAP_MS after it began.
+        if (this.#refreshAgain && !this.#ctx.closed) {
+          this.#refreshAgain = false;
+          this.scheduleRefresh();
+        }
       }
     })();
     this.#refreshing = run;
     return run;
   }
 
-  /** A refresh in the background (errors become `error` events); nothing before discovery. */
+  /**
+   * A refresh in the background (errors become `error` events); nothing before discovery.
+   * Rate-limited: at most one every `REFRESH_GAP_MS` (a MOVED storm of many workers, or a
+   * stream of malformed SMIGRATED, asks for one per reply), however often it is asked for.
+   */
   scheduleRefresh(): void {
-    if (this.#ctx.closed || !this.ready) return;
+    const ctx = this.#ctx;
+    if (ctx.closed || !this.ready) return;
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return;
+    }
+    if (this.#gapTimer !== undefined) return;
+    const wait = this.#lastRefreshAt + REFRESH_GAP_MS - ctx.clock.now();
+    if (wait > 0) {
+      this.#gapTimer = ctx.clock.setTimer(() => {
+        this.#gapTimer = undefined;
+        this.scheduleRefresh();
+      }, wait);
+      return;
+    }
     this.refresh().catch((e) => {
-      if (!this.#ctx.closed) this.#ctx.emit("error", e);
+      if (!ctx.closed) ctx.emit("error", e);
     });
   }
 

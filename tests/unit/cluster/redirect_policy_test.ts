@@ -7,6 +7,7 @@ import process from "node:process";
 import { ConnectionError, ReplyError } from "../../../src/errors.ts";
 import { keySlot } from "../../../src/cluster/slot.ts";
 import { retryPause } from "../../../src/cluster/_redirect_policy.ts";
+import { REFRESH_GAP_MS } from "../../../src/cluster/_topology_holder.ts";
 import { flush, keyIn, parts, reply } from "./_parts.ts";
 
 const A = "127.0.0.1:7000";
@@ -17,7 +18,8 @@ const slot = keySlot(key);
 async function ready(options: Parameters<typeof parts>[1] = {}) {
   const p = parts(undefined, options);
   await p.holder.discover();
-  await p.clock.advance(0);
+  // Past the discovery's own refresh: background refreshes are rate-limited.
+  await p.clock.advance(REFRESH_GAP_MS);
   return p;
 }
 

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { shardsReply } from "./_model.ts";
 import { flush, parts, threeShards } from "./_parts.ts";
+import { REFRESH_GAP_MS } from "../../../src/cluster/_topology_holder.ts";
 
 const A = "127.0.0.1:7000";
 const B = "127.0.0.1:7001";
@@ -76,7 +77,7 @@ describe("TopologyHolder", () => {
   it("patches a MOVED in at once (a new node too) and refreshes after it", async () => {
     const p = parts();
     await p.holder.discover();
-    await flush();
+    await p.clock.advance(REFRESH_GAP_MS);
     const before = p.cluster.count("CLUSTER");
     p.holder.patch(42, { host: "127.0.0.1", port: 7001 });
     assert.equal(p.holder.ownerOf(42), B);
@@ -102,8 +103,25 @@ describe("TopologyHolder", () => {
     assert.ok(asked > 0 && asked <= 3, "at most three nodes asked per round");
     g.open();
     await first;
+    await p.clock.advance(REFRESH_GAP_MS);
     // The first round, then exactly one more for the four requests made during it.
     assert.equal(p.ctx.stats.refreshes - 1, 2);
+  });
+
+  it("rate-limits background refreshes: a storm of requests makes one per REFRESH_GAP_MS", async () => {
+    const p = parts();
+    await p.holder.discover();
+    await flush();
+    const before = p.ctx.stats.refreshes;
+    // 16 workers meeting MOVED for a second: a request every millisecond.
+    for (let t = 0; t < 1000; t++) {
+      p.holder.scheduleRefresh();
+      await p.clock.advance(1);
+    }
+    const made = p.ctx.stats.refreshes - before;
+    // Before: a refresh right after every refresh, hundreds per second.
+    assert.ok(made >= 5 && made <= 1000 / REFRESH_GAP_MS + 1, `${made} refreshes in 1 s`);
+    p.holder.close();
   });
 
   it("runs one follow-up refresh however often it is asked for (refreshLater)", async () => {
