@@ -2,7 +2,7 @@
 // verify each answer with ROLE on the node itself before using it, and learn further
 // sentinels from SENTINEL SENTINELS. Every failure names what was tried; no password ever
 // appears (the handshake redacts it from server replies, and none is added here).
-import { type Endpoint, formatEndpoint, sameEndpoint } from "../endpoint.ts";
+import { type Endpoint, endpointKey, formatEndpoint, sameEndpoint } from "../endpoint.ts";
 import { ConnectionError, ReplyError } from "../errors.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Probe } from "./_dial.ts";
@@ -21,6 +21,10 @@ import {
  */
 export class SentinelSet {
   #list: Endpoint[] = [];
+  /** The keys of `#list` (`endpointKey`), so an add is O(1) however many are known. */
+  readonly #keys = new Set<string>();
+  /** Whether an add was refused for the cap (reported once). */
+  #capped = false;
 
   /** @param initial The configured sentinels. */
   constructor(initial: Endpoint[]) {
@@ -37,11 +41,27 @@ export class SentinelSet {
     return this.#list.length;
   }
 
-  /** Adds a sentinel at the end; returns whether it was new. */
+  /**
+   * Adds a sentinel at the end; returns whether it was new. Past {@linkcode MAX_SENTINELS}
+   * learnt ones, more are refused (a hostile or broken reply could name thousands).
+   */
   add(e: Endpoint): boolean {
-    if (this.#list.some((x) => sameEndpoint(x, e))) return false;
+    const key = endpointKey(e);
+    if (this.#keys.has(key)) return false;
+    if (this.#list.length >= MAX_SENTINELS) {
+      this.#capped = true;
+      return false;
+    }
+    this.#keys.add(key);
     this.#list.push({ host: e.host, port: e.port });
     return true;
+  }
+
+  /** Whether sentinels were refused for the cap (then cleared: each overflow is told once). */
+  takeCapped(): boolean {
+    const c = this.#capped;
+    this.#capped = false;
+    return c;
   }
 
   /** Moves a sentinel to the front (it answered). */
@@ -60,6 +80,9 @@ export class SentinelSet {
   }
 }
 
+/** The most sentinels a client keeps (configured and learnt). */
+export const MAX_SENTINELS = 64;
+
 /** What discovery needs. */
 export interface DiscoveryContext {
   /** The monitored master's name. */
@@ -70,6 +93,8 @@ export interface DiscoveryContext {
   probe: Probe;
   /** Called for each sentinel learnt from SENTINEL SENTINELS. */
   onSentinelAdded?: (e: Endpoint) => void;
+  /** Called when a reply named more sentinels than {@linkcode MAX_SENTINELS}. */
+  onTooMany?: () => void;
 }
 
 /** A discovered master, and the sentinel that named it. */
@@ -100,6 +125,7 @@ function learn(ctx: DiscoveryContext, reply: RespValue | undefined): void {
     const e = entryAddress(f);
     if (e && ctx.sentinels.add(e)) ctx.onSentinelAdded?.(e);
   }
+  if (ctx.sentinels.takeCapped()) ctx.onTooMany?.();
 }
 
 function unknownName(v: RespValue): boolean {

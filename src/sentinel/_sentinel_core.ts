@@ -16,7 +16,7 @@ import type { HostPort } from "../maintenance/endpoint.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { type Clock, systemClock } from "../_clock.ts";
 import { createProbe, createSessionOpener, type Probe, type SentinelSession } from "./_dial.ts";
-import { discoverMaster, discoverReplicas, SentinelSet } from "./_discovery.ts";
+import { discoverMaster, discoverReplicas, MAX_SENTINELS, SentinelSet } from "./_discovery.ts";
 import { SentinelMonitor } from "./_monitor.ts";
 import {
   endpointName,
@@ -77,6 +77,7 @@ export class SentinelCore implements ClientCore {
   #refusal: { from: Endpoint; promise: Promise<boolean>; resolve(v: boolean): void } | undefined;
   #refusalTimer: unknown;
   #closed = false;
+  #warnedTooMany = false;
 
   constructor(
     s: ResolvedSentinelOptions,
@@ -166,6 +167,13 @@ export class SentinelCore implements ClientCore {
       sentinels: this.#sentinels,
       probe: this.#probe,
       onSentinelAdded: (e) => this.#sentinelAdded(e),
+      onTooMany: () => {
+        if (this.#warnedTooMany) return;
+        this.#warnedTooMany = true;
+        this.#logger.warn(
+          `sentinel: a sentinel named more than ${MAX_SENTINELS} sentinels; the others are ignored`,
+        );
+      },
     };
   }
 

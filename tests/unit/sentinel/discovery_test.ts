@@ -4,7 +4,12 @@ import { ConnectionError, ReplyError } from "../../../src/errors.ts";
 import type { Endpoint } from "../../../src/endpoint.ts";
 import type { RespValue } from "../../../src/resp/types.ts";
 import type { Probe } from "../../../src/sentinel/_dial.ts";
-import { discoverMaster, discoverReplicas, SentinelSet } from "../../../src/sentinel/_discovery.ts";
+import {
+  discoverMaster,
+  discoverReplicas,
+  MAX_SENTINELS,
+  SentinelSet,
+} from "../../../src/sentinel/_discovery.ts";
 
 const ep = (port: number): Endpoint => ({ host: "127.0.0.1", port });
 const key = (e: Endpoint) => `${e.host}:${e.port}`;
@@ -113,6 +118,25 @@ describe("sentinel discovery", () => {
     assert.deepEqual(added, [ep(26380), ep(26381)]);
     assert.deepEqual(found.sentinel, ep(26381), "a learnt sentinel is asked in the same round");
     assert.equal(set.size, 3);
+  });
+
+  it("a reply naming 50 000 sentinels is read in linear time and capped at MAX_SENTINELS", async () => {
+    const many = Array.from({ length: 50_000 }, (_, i) => 30_000 + (i % 35_000));
+    const probe = world({ 26379: sentinel(7000, { sentinels: many }) }, { 7000: master });
+    const set = new SentinelSet([ep(26379)]);
+    let tooMany = 0;
+    let added = 0;
+    const found = await discoverMaster({
+      masterName: "m",
+      sentinels: set,
+      probe,
+      onSentinelAdded: () => added++,
+      onTooMany: () => tooMany++,
+    });
+    assert.deepEqual(found.master, ep(7000));
+    assert.equal(set.size, MAX_SENTINELS);
+    assert.equal(added, MAX_SENTINELS - 1);
+    assert.equal(tooMany, 1, "told once per reply");
   });
 
   it("names every sentinel tried when none knows the master name", async () => {
