@@ -16,6 +16,9 @@ import { SLOT_COUNT } from "./slot.ts";
 /** The slot table value of a slot no usable primary serves. */
 export const NO_NODE = 0xffff;
 
+/** The most nodes a topology may name; a larger view is refused as malformed. */
+export const MAX_NODES = 2000;
+
 /** The role of a cluster node. */
 export type ClusterNodeRole = "primary" | "replica";
 
@@ -209,7 +212,11 @@ function assemble(
       let i = index.get(n.address);
       if (i === undefined) {
         i = nodes.length;
-        if (i >= NO_NODE) throw new RangeError("Cannot read the cluster topology: too many nodes");
+        if (i >= MAX_NODES) {
+          throw new RangeError(
+            `Cannot read the cluster topology: it names more than ${MAX_NODES} nodes (a Redis Cluster has at most about 1000)`,
+          );
+        }
         nodes.push(n);
         index.set(n.address, i);
         replicas.push([]);
@@ -220,13 +227,18 @@ function assemble(
       if (n.role === "primary" && primary === -1) primary = i;
     }
     const p = primary === -1 ? undefined : nodes[primary]!;
+    // A node named twice in a shard is one replica (a set: linear however large the shard).
+    const seen = new Set<number>(primary === -1 ? [] : replicas[primary]);
     for (const i of shardNodes) {
       const n = nodes[i]!;
       if (i === primary) continue;
       if (n.role === "primary") continue;
       if (p) {
         n.primary = p.address;
-        if (n.health === "online" && !replicas[primary]!.includes(i)) replicas[primary]!.push(i);
+        if (n.health === "online" && !seen.has(i)) {
+          seen.add(i);
+          replicas[primary]!.push(i);
+        }
       }
     }
     if (p === undefined || p.health !== "online") continue;
@@ -386,8 +398,12 @@ export function parseClusterSlots(
     const shard = byPrimary.get(key);
     if (shard) {
       shard.slots.push(range!);
+      const known = new Set(shard.nodes.map((m) => m.address));
       for (const n of nodes.slice(1)) {
-        if (!shard.nodes.some((m) => m.address === n.address)) shard.nodes.push(n);
+        if (!known.has(n.address)) {
+          known.add(n.address);
+          shard.nodes.push(n);
+        }
       }
     } else {
       byPrimary.set(key, { nodes, slots: [range!] });
@@ -452,10 +468,8 @@ export function topologySignature(t: ClusterTopology): string {
       start = s;
     }
   }
-  const nodes = t.nodes.map((n) =>
-    `${n.address}/${n.role}/${n.health}/${n.primary ?? ""}/${
-      t.replicas[t.nodes.indexOf(n)]!.length
-    }`
+  const nodes = t.nodes.map((n, i) =>
+    `${n.address}/${n.role}/${n.health}/${n.primary ?? ""}/${t.replicas[i]!.length}`
   ).sort();
   return `${parts.join(",")}|${nodes.join(",")}`;
 }

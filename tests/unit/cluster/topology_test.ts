@@ -9,6 +9,7 @@ import {
   diffTopology,
   emptyTopology,
   isClusterDisabledError,
+  MAX_NODES,
   NO_NODE,
   parseClusterShards,
   parseClusterSlots,
@@ -60,6 +61,26 @@ describe("parseClusterShards", () => {
       assert.equal(r.replicationOffset, 1234);
     });
   }
+
+  it("reads a shard of 1 999 replicas in linear time, and refuses a view of 50 000 nodes", () => {
+    const big = (n: number): ModelShard[] => [{
+      primary: { host: "127.0.0.1", port: 7000 },
+      replicas: Array.from({ length: n }, (_, i) => ({ host: "127.0.0.2", port: 10_000 + i })),
+      ranges: [[0, 16383]],
+    }];
+    const t = parseClusterShards(shardsReply(big(MAX_NODES - 1)), { answeredBy });
+    assert.equal(t.nodes.length, MAX_NODES);
+    assert.equal(t.replicas[0]!.length, MAX_NODES - 1);
+    // Before: 50 000 nodes froze the event loop for 21-25 s (a quadratic replica list).
+    assert.throws(
+      () => parseClusterShards(shardsReply(big(50_000)), { answeredBy }),
+      (e: unknown) => e instanceof RangeError && /more than 2000 nodes/.test((e as Error).message),
+    );
+    assert.throws(
+      () => parseClusterSlots(slotsReply(big(50_000)), { answeredBy }),
+      (e: unknown) => e instanceof RangeError && /more than 2000 nodes/.test((e as Error).message),
+    );
+  });
 
   it("routes nothing to a primary that is loading or failed, nor reads to such a replica", () => {
     const shards: ModelShard[] = [
