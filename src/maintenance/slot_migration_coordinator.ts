@@ -25,7 +25,9 @@ export type SlotMigrationDecision =
   | {
     /** A window opened (an SMIGRATING with a new seq). */
     type: "window-opened";
+    /** The SMIGRATING's seq. */
     seq: number;
+    /** The slots it announces. */
     slots: SlotRange[];
     /** The backstop: the window closes by itself then. */
     until: number;
@@ -35,10 +37,12 @@ export type SlotMigrationDecision =
   | {
     /** A window closed: by an SMIGRATED (`end`), or by the backstop (`expired`). */
     type: "window-closed";
+    /** The seq of the SMIGRATING that opened it. */
     seq: number;
     reason: "end" | "expired";
     /** The SMIGRATED that closed it (`end`). */
     endSeq?: number;
+    /** Windows still open. */
     open: number;
   }
   | {
@@ -128,8 +132,10 @@ export class SlotMigrationCoordinator {
   #relaxed = false;
 
   /**
+   * Creates the state of one client, with no window open.
+   *
    * @param relaxedWindowMaxDuration The backstop of a window, ms.
-   * @param clock The time source.
+   * @param clock The client's clock, of which only `now` is read.
    */
   constructor(relaxedWindowMaxDuration: number, clock: Pick<Clock, "now">) {
     this.#maxWindow = relaxedWindowMaxDuration;
