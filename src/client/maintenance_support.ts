@@ -77,7 +77,8 @@ export class MaintenanceSupport {
     this.#host = host;
   }
 
-  #label(conn: Connection): string | undefined {
+  /** The connection's name in logs and events, once registered. */
+  protected label(conn: Connection): string | undefined {
     return this.#registered.get(conn)?.label;
   }
 
@@ -93,7 +94,7 @@ export class MaintenanceSupport {
   /** Registers a connection (relaxed at once when its endpoint is inside a window). */
   register(conn: Connection, info: RegisteredConnection): void {
     this.#registered.set(conn, info);
-    this.#apply(this.controller.attach(conn, endpointKey(info.endpoint)));
+    this.carry(this.controller.attach(conn, endpointKey(info.endpoint)));
   }
 
   unregister(conn: Connection): void {
@@ -120,7 +121,7 @@ export class MaintenanceSupport {
     }
     if (plan.action === "fail") throw new ConnectionError(plan.message, { written: false });
     // A connection opened during a MOVING window is relaxed from its first byte.
-    this.#apply(this.controller.attach(conn, this.#key(conn)));
+    this.carry(this.controller.attach(conn, this.#key(conn)));
     return [{
       args: plan.command,
       onReply: (v: RespValue) => {
@@ -129,7 +130,7 @@ export class MaintenanceSupport {
           this.#optedInSockets.add(transport);
           this.#host.logger.debug(
             `${
-              this.#label(conn)
+              this.label(conn)
             }: maintenance notifications on (${plan.endpointType}) for "${where}"`,
           );
           return;
@@ -143,7 +144,7 @@ export class MaintenanceSupport {
         }
         this.#host.logger.debug(
           `${
-            this.#label(conn)
+            this.label(conn)
           }: "${where}" does not support maintenance notifications (${v.message}); continuing without them`,
         );
       },
@@ -162,12 +163,16 @@ export class MaintenanceSupport {
   }
 
   /**
-   * Connect timeout of a new socket to `endpoint`: relaxed inside a MOVING window. A relaxed
+   * Connect timeout of a new socket to `endpoint`: relaxed inside a MOVING window of the
+   * endpoint and inside a slot migration (an SMIGRATING window of the client). A relaxed
    * timeout of 0 (no command timeout during windows) does not make connecting unbounded: the
    * configured connect timeout stays.
    */
   connectTimeout(configured: number, endpoint: Endpoint): number {
-    if (!this.controller.isEndpointInWindow(endpointKey(endpoint))) return configured;
+    if (
+      !this.controller.inSlotMigration() &&
+      !this.controller.isEndpointInWindow(endpointKey(endpoint))
+    ) return configured;
     const r = this.controller.options.relaxedTimeout;
     return configured === 0 || r === 0 ? configured : Math.max(configured, r);
   }
@@ -184,13 +189,10 @@ export class MaintenanceSupport {
    * @returns Whether the frame was a maintenance notification (taken, whether acted on or not).
    */
   onPush(conn: Connection, frame: RespValue[], transport?: Transport): boolean {
-    const accepted = transport !== undefined
-      ? this.#optedInSockets.has(transport)
-      : this.#optedIn.has(conn);
-    if (!accepted) {
+    if (!this.accepted(conn, transport)) {
       if (parseMaintenanceNotification(frame) === undefined) return false;
       this.#host.logger.warn(
-        `${this.#label(conn) ?? "connection"}: ignoring a ${
+        `${this.label(conn) ?? "connection"}: ignoring a ${
           String(frame[0])
         } notification: maintenance notifications were not accepted on this connection`,
       );
@@ -198,8 +200,13 @@ export class MaintenanceSupport {
     }
     const decisions = this.controller.onPush(conn, frame);
     if (decisions === undefined) return false;
-    this.#apply(decisions);
+    this.carry(decisions);
     return true;
+  }
+
+  /** Whether the server accepted the opt-in on `transport` (without it: `conn`'s latest). */
+  protected accepted(conn: Connection, transport: Transport | undefined): boolean {
+    return transport !== undefined ? this.#optedInSockets.has(transport) : this.#optedIn.has(conn);
   }
 
   snapshot(commandTimeout: number): ClientMaintenanceState {
@@ -208,7 +215,7 @@ export class MaintenanceSupport {
       ...s,
       connections: s.connections.map((c) => ({
         ...c,
-        connection: this.#label(c.connection) ?? "?",
+        connection: this.label(c.connection) ?? "?",
       })),
     } as ClientMaintenanceState;
   }
@@ -217,7 +224,8 @@ export class MaintenanceSupport {
     return (configured, blocking) => this.controller.timeoutFor(conn, configured, { blocking });
   }
 
-  #apply(decisions: MaintenanceDecision<Connection>[]): void {
+  /** Carries out the controller's decisions (then re-arms the timer for the next deadline). */
+  protected carry(decisions: MaintenanceDecision<Connection>[]): void {
     if (this.#closed) return;
     for (const d of decisions) {
       switch (d.type) {
@@ -251,6 +259,7 @@ export class MaintenanceSupport {
           break;
         }
         case "slot-delta":
+        case "slot-delta-deferred":
           this.#event(d);
           break;
         case "malformed":
@@ -266,8 +275,8 @@ export class MaintenanceSupport {
 
   #event(d: MaintenanceDecision<Connection>): void {
     const detail: Record<string, unknown> = { ...d };
-    if ("connection" in d && d.connection) detail.connection = this.#label(d.connection);
-    if ("retire" in d) detail.retire = d.retire.map((c) => this.#label(c));
+    if ("connection" in d && d.connection) detail.connection = this.label(d.connection);
+    if ("retire" in d) detail.retire = d.retire.map((c) => this.label(c));
     this.#host.logger.debug(`maintenance: ${d.type} ${JSON.stringify(detail)}`);
     this.#host.emit("maintenance", detail);
   }
@@ -309,7 +318,7 @@ export class MaintenanceSupport {
     this.#timerAt = next;
     this.#timer = this.#clock.setTimer(() => {
       this.#timer = undefined;
-      this.#apply(this.controller.tick());
+      this.carry(this.controller.tick());
     }, Math.max(0, next - this.#clock.now()));
   }
 

@@ -1,36 +1,23 @@
 /**
  * Maintenance support of a cluster client: the standalone support (handshake, opt-in
- * accounting) plus the client-wide reaction to SMIGRATING / SMIGRATED, carried out on every
- * connection of every node. Standalone notifications (MOVING, MIGRATING, FAILING_OVER, ...) on
- * a cluster connection are logged at warn level and ignored.
+ * accounting, the controller and its timer, relaxed timeouts) whose SMIGRATING / SMIGRATED
+ * decisions are carried out client-wide: slot deltas applied to the slot table, a refresh for
+ * a delta that cannot be read, the pub/sub migration probes told of windows. The state machine
+ * is the controller's one `SlotMigrationCoordinator`, as for a standalone client. Standalone
+ * notifications (MOVING, MIGRATING, FAILING_OVER, ...) on a cluster connection are logged at
+ * warn level and ignored.
  *
  * @module
  */
 
-import { type Clock, systemClock, type TimerId } from "../_clock.ts";
-import {
-  type ClientMaintenanceState,
-  type MaintenanceHost,
-  MaintenanceSupport,
-  type RegisteredConnection,
-} from "../client/maintenance_support.ts";
-import type {
-  Connection,
-  Endpoint,
-  HandshakeStep,
-  TimeoutPolicy,
-} from "../connection/connection.ts";
-import { ReplyError } from "../errors.ts";
+import { type MaintenanceHost, MaintenanceSupport } from "../client/maintenance_support.ts";
+import type { Connection } from "../connection/connection.ts";
+import type { MaintenanceDecision, SlotDeltaDecision } from "../maintenance/decision.ts";
 import { parseMaintenanceNotification, type SlotMigration } from "../maintenance/notification.ts";
-import type { SlotRange } from "../maintenance/slots.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
-import { effectiveTimeout } from "../maintenance/timeouts.ts";
+import type { SlotRange } from "../maintenance/slots.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
-import {
-  ClusterMaintenanceCoordinator,
-  type CoordinatorDecision,
-} from "./_maintenance_coordinator.ts";
 
 /** What the cluster client gives its maintenance support. */
 export interface ClusterMaintenanceHost extends MaintenanceHost {
@@ -59,80 +46,20 @@ export interface ClusterMaintenanceHost extends MaintenanceHost {
  */
 export class ClusterMaintenanceSupport extends MaintenanceSupport {
   readonly #host: ClusterMaintenanceHost;
-  readonly #clock: Clock;
-  readonly #coordinator: ClusterMaintenanceCoordinator;
-  readonly #options: { relaxedTimeout: number; relaxedBlockingTimeout: number };
-  readonly #conns = new Map<Connection, RegisteredConnection>();
-  /** Sockets whose opt-in the server accepted. */
-  readonly #accepted = new WeakSet<Transport>();
-  readonly #policy: TimeoutPolicy;
-  #timer: TimerId | undefined;
   #ended = false;
 
   constructor(options: MaintenanceOptions, host: ClusterMaintenanceHost) {
     super(options, host);
     this.#host = host;
-    this.#clock = host.clock ?? systemClock;
-    const o = this.controller.options;
-    this.#options = o;
-    this.#coordinator = new ClusterMaintenanceCoordinator(o.relaxedWindowMaxDuration, this.#clock);
-    this.#policy = (configured, blocking) =>
-      effectiveTimeout(configured, blocking ? o.relaxedBlockingTimeout : o.relaxedTimeout);
-  }
-
-  /** The client-wide state (tests, diagnostics). */
-  get coordinator(): ClusterMaintenanceCoordinator {
-    return this.#coordinator;
-  }
-
-  /** Whether every connection is relaxed now. */
-  get relaxed(): boolean {
-    return this.#coordinator.relaxed;
-  }
-
-  override register(conn: Connection, info: RegisteredConnection): void {
-    super.register(conn, info);
-    this.#conns.set(conn, info);
-    if (this.#coordinator.relaxed) conn.setTimeoutPolicy(this.#policy);
-  }
-
-  override unregister(conn: Connection): void {
-    super.unregister(conn);
-    this.#conns.delete(conn);
-  }
-
-  override handshake(conn: Connection, transport: Transport, protocol: 2 | 3): HandshakeStep[] {
-    const steps = super.handshake(conn, transport, protocol);
-    // A connection opened during a window is relaxed from its first byte.
-    if (this.#coordinator.relaxed) conn.setTimeoutPolicy(this.#policy);
-    return steps.map((step) => ({
-      ...step,
-      onReply: (v: RespValue) => {
-        step.onReply?.(v);
-        if (!(v instanceof ReplyError)) this.#accepted.add(transport);
-      },
-    }));
-  }
-
-  override connectTimeout(configured: number, endpoint: Endpoint): number {
-    if (!this.#coordinator.relaxed) return super.connectTimeout(configured, endpoint);
-    const r = this.#options.relaxedTimeout;
-    return configured === 0 || r === 0 ? configured : Math.max(configured, r);
   }
 
   override onPush(conn: Connection, frame: RespValue[], transport?: Transport): boolean {
     const n = parseMaintenanceNotification(frame);
     if (n === undefined) return false;
-    const label = this.#conns.get(conn)?.label ?? "connection";
-    if (transport !== undefined && !this.#accepted.has(transport)) {
-      this.#host.logger.warn(
-        `${label}: ignoring a ${
-          String(frame[0])
-        } notification: maintenance notifications were not accepted on this connection`,
-      );
-      return true;
-    }
+    // Not accepted on this socket: the standalone support warns and drops it.
+    if (!this.accepted(conn, transport)) return super.onPush(conn, frame, transport);
     if (this.#ended) return true;
+    const label = this.label(conn) ?? "connection";
     const name = n.type === "malformed" ? n.name : n.type;
     if (name !== "SMIGRATING" && name !== "SMIGRATED") {
       this.#host.logger.warn(
@@ -140,72 +67,36 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
       );
       return true;
     }
-    let decisions: CoordinatorDecision[];
     if (n.type === "SMIGRATING") {
-      this.#host.logger.debug(
-        `${label}: SMIGRATING ${n.seq} (${rangesText(n.slots)})`,
-      );
-      decisions = this.#coordinator.smigrating(n.seq, n.slots);
+      this.#host.logger.debug(`${label}: SMIGRATING ${n.seq} (${rangesText(n.slots)})`);
     } else if (n.type === "SMIGRATED") {
-      this.#host.logger.debug(
-        `${label}: SMIGRATED ${n.seq} (${n.entries.length} entries)`,
-      );
-      decisions = this.#coordinator.smigrated(n.seq, n.entries);
-    } else if (n.type === "malformed") {
-      const seq = typeof frame[1] === "number" && Number.isInteger(frame[1]) ? frame[1] : undefined;
-      decisions = this.#coordinator.malformedSmigrated(seq, n.reason);
-      if (decisions.some((d) => d.type === "refresh")) {
-        this.#host.logger.warn(`${label}: dropping a malformed ${name} notification: ${n.reason}`);
-        this.#host.emit("maintenance", {
-          type: "malformed",
-          name,
-          seq,
-          reason: n.reason,
-          connection: label,
-        });
-      }
-    } else return true;
-    this.#carry(decisions, label);
-    return true;
+      this.#host.logger.debug(`${label}: SMIGRATED ${n.seq} (${n.entries.length} entries)`);
+    }
+    return super.onPush(conn, frame, transport);
   }
 
   /** A topology refresh started: deltas wait for it. */
   refreshStarted(): void {
-    this.#coordinator.refreshStarted();
+    this.controller.topologyRefreshStarted();
   }
 
   /** A topology refresh ended: the deltas that waited are applied now. */
   refreshFinished(): void {
-    this.#carry(this.#coordinator.refreshFinished(), undefined);
+    this.carry(this.controller.topologyRefreshFinished());
   }
 
-  override snapshot(commandTimeout: number): ClientMaintenanceState {
-    const s = super.snapshot(commandTimeout);
-    const until = this.#coordinator.relaxedUntil();
-    if (until === undefined) return s;
-    const windows = this.#coordinator.windows.map((w) => ({
-      kind: "SMIGRATING" as const,
-      seq: w.seq,
-      openedAt: w.openedAt,
-      deadline: w.deadline,
-    }));
-    return {
-      ...s,
-      connections: s.connections.map((c) => ({
-        ...c,
-        relaxedUntil: until,
-        windows: [...c.windows, ...windows],
-        timeout: effectiveTimeout(commandTimeout, this.#options.relaxedTimeout),
-        blockingTimeout: effectiveTimeout(commandTimeout, this.#options.relaxedBlockingTimeout),
-      })),
-    };
-  }
-
-  #carry(decisions: CoordinatorDecision[], label: string | undefined): void {
+  /** SMIGRATING windows and slot deltas here; the rest (relax, unrelax) as a standalone client. */
+  protected override carry(decisions: MaintenanceDecision<Connection>[]): void {
     if (this.#ended) return;
+    const rest: MaintenanceDecision<Connection>[] = [];
     for (const d of decisions) {
+      const label = "connection" in d && d.connection ? this.label(d.connection) : undefined;
       switch (d.type) {
         case "window-opened":
+          if (d.kind !== "SMIGRATING") {
+            rest.push(d);
+            break;
+          }
           this.#event({
             type: "window-opened",
             kind: "SMIGRATING",
@@ -216,54 +107,56 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
             open: d.open,
             connection: label,
           });
-          this.#host.windowsChanged?.(d.open, d.slots);
+          this.#host.windowsChanged?.(d.open ?? 0, d.slots);
           break;
         case "window-closed":
+          if (d.kind !== "SMIGRATING") {
+            rest.push(d);
+            break;
+          }
           this.#event({
             type: "window-closed",
             kind: "SMIGRATING",
             scope: "client",
             seq: d.seq,
-            reason: d.reason,
+            reason: d.reason === "end" ? "end" : "expired",
             endSeq: d.endSeq,
             open: d.open,
             connection: label,
           });
-          this.#host.windowsChanged?.(d.open, undefined);
+          this.#host.windowsChanged?.(d.open ?? 0, undefined);
           break;
-        case "window-skipped":
-          this.#host.logger.debug(
-            `maintenance: SMIGRATING ${d.seq} arrived after its end (SMIGRATED ${d.endSeq}): no window`,
-          );
+        case "slot-delta":
+          this.#apply(d, label);
           break;
-        case "apply":
-          this.#apply(d.seq, d.entries, d.stale, label);
-          break;
-        case "deferred":
+        case "slot-delta-deferred":
           this.#host.logger.debug(
             `maintenance: SMIGRATED ${d.seq} waits for the running topology refresh`,
           );
           this.#event({ type: "slot-delta", seq: d.seq, phase: "deferred", connection: label });
           break;
-        case "refresh":
+        case "malformed":
+          this.#host.logger.warn(
+            `${label ?? "connection"}: dropping a malformed ${d.name} notification: ${d.reason}`,
+          );
+          this.#host.emit("maintenance", {
+            type: "malformed",
+            name: d.name,
+            seq: d.seq,
+            reason: d.reason,
+            connection: label,
+          });
           this.#host.refresh(d.reason);
           break;
-        case "relax":
-          this.#host.logger.debug(
-            `maintenance: relaxing every connection of the client (${this.#conns.size})`,
-          );
-          for (const c of this.#conns.keys()) c.setTimeoutPolicy(this.#policy);
-          break;
-        case "unrelax":
-          this.#host.logger.debug("maintenance: timeouts of every connection back to normal");
-          for (const c of this.#conns.keys()) c.setTimeoutPolicy(undefined);
-          break;
+        default:
+          rest.push(d);
       }
     }
-    this.#arm();
+    super.carry(rest);
   }
 
-  #apply(seq: number, entries: SlotMigration[], stale: number, label: string | undefined): void {
+  #apply(d: SlotDeltaDecision<Connection>, label: string | undefined): void {
+    const { seq, entries, stale } = d;
     try {
       this.#host.applyDelta(seq, entries, stale);
     } catch (e) {
@@ -275,7 +168,6 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
       this.#host.refresh(`SMIGRATED ${seq} could not be applied`);
     }
     this.#event({ type: "slot-delta", seq, phase: "applied", entries, stale, connection: label });
-    this.#carry(this.#coordinator.applied(seq), label);
   }
 
   #event(detail: Record<string, unknown>): void {
@@ -283,21 +175,8 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
     this.#host.emit("maintenance", detail);
   }
 
-  #arm(): void {
-    this.#clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    const next = this.#coordinator.nextDeadline();
-    if (next === undefined || this.#ended) return;
-    this.#timer = this.#clock.setTimer(() => {
-      this.#timer = undefined;
-      this.#carry(this.#coordinator.tick(), undefined);
-    }, Math.max(0, next - this.#clock.now()));
-  }
-
   override close(): void {
     this.#ended = true;
-    this.#clock.clearTimer(this.#timer);
-    this.#timer = undefined;
     super.close();
   }
 }

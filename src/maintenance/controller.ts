@@ -24,7 +24,10 @@ import {
   type ResolvedMaintenanceOptions,
   resolveMaintenanceOptions,
 } from "./options.ts";
-import type { SlotRange } from "./slots.ts";
+import {
+  SlotMigrationCoordinator,
+  type SlotMigrationDecision,
+} from "./slot_migration_coordinator.ts";
 import { computeDrainCap, effectiveTimeout } from "./timeouts.ts";
 
 export type { Clock } from "../_clock.ts";
@@ -93,7 +96,7 @@ export interface MaintenanceSnapshot<C> {
   connections: ConnectionSnapshot<C>[];
 }
 
-type ConnectionWindowKind = ConnectionWindowSnapshot["kind"];
+type ConnectionWindowKind = "MIGRATING" | "FAILING_OVER";
 
 interface ConnectionWindow {
   kind: ConnectionWindowKind;
@@ -127,7 +130,6 @@ interface EndpointWindow {
 const END_OF: Record<string, ConnectionWindowKind> = {
   MIGRATED: "MIGRATING",
   FAILED_OVER: "FAILING_OVER",
-  SMIGRATED: "SMIGRATING",
 };
 
 /** Most seqs remembered per controller and per connection (bounds memory on a noisy server). */
@@ -170,11 +172,15 @@ function prune(seen: Map<number, number>, now: number): void {
  * 6. New connections: dial `movingTarget(endpoint) ?? configured`.
  *
  * Rules:
- * - `MIGRATING` / `FAILING_OVER` / `SMIGRATING` open a window on the receiving connection
- *   (the time field is ignored); the matching `MIGRATED` / `FAILED_OVER` / `SMIGRATED` closes
- *   its oldest open window of that kind; the `relaxedWindowMaxDuration` backstop closes it if
- *   the end is lost. An end with no open window is a no-op (servers replay the last end to
- *   every connection that opts in).
+ * - `MIGRATING` / `FAILING_OVER` open a window on the receiving connection (the time field is
+ *   ignored); the matching `MIGRATED` / `FAILED_OVER` closes its oldest open window of that
+ *   kind; the `relaxedWindowMaxDuration` backstop closes it if the end is lost. An end with no
+ *   open window is a no-op (servers replay the last end to every connection that opts in).
+ * - `SMIGRATING` / `SMIGRATED` go to the client's one {@linkcode SlotMigrationCoordinator}
+ *   (the same for a standalone and a cluster client): each seq is handled once per client, an
+ *   SMIGRATING opens a client window that relaxes every attached connection, each SMIGRATED
+ *   closes one window (the backstop closes a lost one), and an SMIGRATING arriving after its
+ *   SMIGRATED opens none.
  * - `MOVING` opens a window on the endpoint of the receiving connection for the announced time:
  *   every connection attached to that endpoint, now or later, is relaxed until it ends. With a
  *   target: a `handoff` decision at once, and `movingTarget` pins the target for the window.
@@ -185,8 +191,10 @@ function prune(seen: Map<number, number>, now: number): void {
  * - A MOVING with a new seq while the endpoint's window is open: with a target, the pin changes
  *   (`handoff-retarget`, or `handoff` if the window had no target; a pending reconnect is
  *   cancelled); without one, the pin stays. The window end never moves earlier.
- * - `SMIGRATED` entries give one `slot-delta` decision per seq per controller.
- * - Malformed frames give a `malformed` decision (log and drop).
+ * - `SMIGRATED` entries give one `slot-delta` decision per seq per controller (held back as
+ *   `slot-delta-deferred` between `topologyRefreshStarted` and `topologyRefreshFinished`).
+ * - Malformed frames give a `malformed` decision (log and drop); a malformed SMIGRATING /
+ *   SMIGRATED with a readable seq also closes one SMIGRATING window, once per seq.
  * - Mode `disabled`: no decisions at all, nothing is ever relaxed.
  *
  * Decisions of one call come in this order: what expired since the last call (by time), then
@@ -214,6 +222,11 @@ export class MaintenanceController<C = string> {
   readonly #connections: Map<C, ConnectionState<C>> = new Map();
   readonly #windows: Map<string, EndpointWindow> = new Map();
   readonly #seen: Map<number, number> = new Map();
+  readonly #slots: SlotMigrationCoordinator;
+  /** Per open SMIGRATING window (by seq), the endpoint of the connection that opened it. */
+  readonly #slotOpeners: Map<number, string> = new Map();
+  /** Per delta held back during a topology refresh (by seq), the connection that delivered it. */
+  readonly #heldFrom: Map<number, C> = new Map();
 
   /**
    * Creates a controller.
@@ -228,6 +241,7 @@ export class MaintenanceController<C = string> {
   constructor(options?: MaintenanceOptions, clock: Pick<Clock, "now"> = wallTime) {
     this.#options = resolveMaintenanceOptions(options);
     this.#clock = clock;
+    this.#slots = new SlotMigrationCoordinator(this.#options.relaxedWindowMaxDuration, clock);
   }
 
   /** The resolved options. */
@@ -328,7 +342,14 @@ export class MaintenanceController<C = string> {
   onPush(connection: C, frame: readonly unknown[]): MaintenanceDecision<C>[] | undefined {
     const notification = parseMaintenanceNotification(frame);
     if (notification === undefined) return undefined;
-    return this.onNotification(connection, notification);
+    const seq = frame[1];
+    return this.#handle(
+      connection,
+      notification,
+      notification.type === "malformed" && typeof seq === "number" && Number.isInteger(seq)
+        ? seq
+        : undefined,
+    );
   }
 
   /**
@@ -356,18 +377,37 @@ export class MaintenanceController<C = string> {
     connection: C,
     notification: MaintenanceNotification | MalformedMaintenanceNotification,
   ): MaintenanceDecision<C>[] {
+    return this.#handle(connection, notification, undefined);
+  }
+
+  #handle(
+    connection: C,
+    notification: MaintenanceNotification | MalformedMaintenanceNotification,
+    malformedSeq: number | undefined,
+  ): MaintenanceDecision<C>[] {
     if (this.#disabled) return [];
     const now = this.#clock.now();
     const out = this.#expire(now);
     const conn = this.#connections.get(connection);
     if (conn === undefined) return out;
     if (notification.type === "malformed") {
-      out.push({
-        type: "malformed",
-        connection,
-        name: notification.name,
-        reason: notification.reason,
-      });
+      const { name, reason } = notification;
+      if (name !== "SMIGRATING" && name !== "SMIGRATED") {
+        out.push({ type: "malformed", connection, name, reason });
+        return out;
+      }
+      const ds = this.#slots.malformedSmigrated(malformedSeq, reason);
+      this.#fromSlots(conn, ds, out);
+      if (ds.some((d) => d.type === "refresh")) {
+        out.push({
+          type: "malformed",
+          connection,
+          name,
+          reason,
+          ...(malformedSeq === undefined ? {} : { seq: malformedSeq }),
+        });
+      }
+      out.push(...this.#expire(now));
       return out;
     }
     if (conn.seen.has(notification.seq)) return out;
@@ -376,32 +416,17 @@ export class MaintenanceController<C = string> {
     switch (notification.type) {
       case "MIGRATING":
       case "FAILING_OVER":
-      case "SMIGRATING":
-        this.#openConnectionWindow(
-          conn,
-          notification.type,
-          notification.seq,
-          now,
-          out,
-          notification.type === "SMIGRATING" ? notification.slots : undefined,
-        );
+        this.#openConnectionWindow(conn, notification.type, notification.seq, now, out);
         break;
       case "MIGRATED":
       case "FAILED_OVER":
-      case "SMIGRATED":
         this.#closeConnectionWindow(conn, END_OF[notification.type]!, notification.seq, out);
-        if (
-          notification.type === "SMIGRATED" && notification.entries.length > 0 &&
-          !this.#seen.has(notification.seq)
-        ) {
-          remember(this.#seen, notification.seq, keep, MAX_SEEN);
-          out.push({
-            type: "slot-delta",
-            seq: notification.seq,
-            connection,
-            entries: notification.entries,
-          });
-        }
+        break;
+      case "SMIGRATING":
+        this.#fromSlots(conn, this.#slots.smigrating(notification.seq, notification.slots), out);
+        break;
+      case "SMIGRATED":
+        this.#fromSlots(conn, this.#slots.smigrated(notification.seq, notification.entries), out);
         break;
       case "MOVING":
         this.#moving(
@@ -462,7 +487,68 @@ export class MaintenanceController<C = string> {
       for (const w of c.windows) next = Math.min(next, w.deadline);
       if (c.movingUntil > 0) next = Math.min(next, c.movingUntil);
     }
+    next = Math.min(next, this.#slots.nextDeadline() ?? Infinity);
     return next === Infinity ? undefined : next;
+  }
+
+  /**
+   * Tells whether the client is inside a slot migration: an SMIGRATING window is open or a
+   * slot delta is held back. Every attached connection is relaxed meanwhile, and so are new
+   * sockets (connect timeouts too).
+   *
+   * @returns `true` while it lasts; always `false` in mode `disabled`.
+   *
+   * @example
+   * ```ts
+   * import { MaintenanceController } from "@edge/redis/maintenance";
+   * const controller = new MaintenanceController();
+   * controller.attach("c", "127.0.0.1:7000");
+   * controller.onPush("c", ["SMIGRATING", 1, "0-99"]);
+   * controller.inSlotMigration(); // true
+   * ```
+   */
+  inSlotMigration(): boolean {
+    return !this.#disabled && this.#slots.relaxed;
+  }
+
+  /**
+   * A topology refresh started (cluster clients): `slot-delta` decisions of SMIGRATEDs arriving
+   * until {@linkcode MaintenanceController.topologyRefreshFinished} are held back
+   * (`slot-delta-deferred`), so a refresh answered before the move cannot undo them. Calls nest.
+   *
+   * @example
+   * ```ts
+   * import { MaintenanceController } from "@edge/redis/maintenance";
+   * const controller = new MaintenanceController();
+   * controller.topologyRefreshStarted();
+   * controller.topologyRefreshFinished(); // []
+   * ```
+   */
+  topologyRefreshStarted(): void {
+    if (!this.#disabled) this.#slots.refreshStarted();
+  }
+
+  /**
+   * A topology refresh ended (adopted or failed).
+   *
+   * @returns When it was the last one running: a `slot-delta` for each delta held back during
+   *   it, oldest seq first, and the `unrelax` decisions that follow.
+   *
+   * @example
+   * ```ts
+   * import { MaintenanceController } from "@edge/redis/maintenance";
+   * const controller = new MaintenanceController();
+   * controller.topologyRefreshStarted();
+   * controller.topologyRefreshFinished(); // []
+   * ```
+   */
+  topologyRefreshFinished(): MaintenanceDecision<C>[] {
+    if (this.#disabled) return [];
+    const now = this.#clock.now();
+    const out = this.#expire(now);
+    this.#fromSlots(undefined, this.#slots.refreshFinished(), out);
+    out.push(...this.#expire(now));
+    return out;
   }
 
   /**
@@ -667,9 +753,15 @@ export class MaintenanceController<C = string> {
         endpoint: c.endpoint,
         relaxedUntil,
         retiring: c.retiring,
-        windows: this.#disabled ? [] : c.windows.filter((w) => w.deadline > now).map((w) => ({
-          ...w,
-        })),
+        windows: this.#disabled ? [] : [
+          ...c.windows.filter((w) => w.deadline > now).map((w) => ({ ...w })),
+          ...this.#slots.windows.filter((w) => w.deadline > now).map((w) => ({
+            kind: "SMIGRATING" as const,
+            seq: w.seq,
+            openedAt: w.openedAt,
+            deadline: w.deadline,
+          })),
+        ],
         timeout: commandTimeout === undefined
           ? undefined
           : relaxed
@@ -706,6 +798,8 @@ export class MaintenanceController<C = string> {
     if (conn.movingUntil > now) until = Math.max(until, conn.movingUntil);
     const ew = this.#windows.get(conn.endpoint);
     if (ew !== undefined && ew.end > now) until = Math.max(until, ew.end);
+    const slots = this.#slots.relaxedUntil();
+    if (slots !== undefined) until = Math.max(until, slots);
     return until === -Infinity ? undefined : until;
   }
 
@@ -715,7 +809,6 @@ export class MaintenanceController<C = string> {
     seq: number,
     now: number,
     out: MaintenanceDecision<C>[],
-    slots: SlotRange[] | undefined,
   ): void {
     const deadline = now + this.#options.relaxedWindowMaxDuration;
     conn.windows.push({ kind, seq, openedAt: now, deadline });
@@ -726,8 +819,75 @@ export class MaintenanceController<C = string> {
       endpoint: conn.endpoint,
       connection: conn.id,
       until: deadline,
-      ...(slots === undefined ? {} : { slots }),
     });
+  }
+
+  /**
+   * Appends the coordinator's decisions as controller decisions. `conn` delivered the
+   * notification (`undefined`: a tick or the end of a refresh). Its `relax` / `unrelax` are
+   * dropped: `#diff` reports them per connection. A delta given out counts as applied (the
+   * caller applies it before the decisions after it).
+   */
+  #fromSlots(
+    conn: ConnectionState<C> | undefined,
+    decisions: SlotMigrationDecision[],
+    out: MaintenanceDecision<C>[],
+  ): void {
+    for (const d of decisions) {
+      switch (d.type) {
+        case "window-opened": {
+          const endpoint = conn?.endpoint ?? "";
+          this.#slotOpeners.set(d.seq, endpoint);
+          out.push({
+            type: "window-opened",
+            kind: "SMIGRATING",
+            seq: d.seq,
+            endpoint,
+            connection: conn?.id as C,
+            until: d.until,
+            slots: d.slots,
+            open: d.open,
+          });
+          break;
+        }
+        case "window-closed": {
+          const endpoint = this.#slotOpeners.get(d.seq) ?? conn?.endpoint ?? "";
+          this.#slotOpeners.delete(d.seq);
+          const end = d.reason === "end";
+          out.push({
+            type: "window-closed",
+            kind: "SMIGRATING",
+            seq: d.seq,
+            endpoint,
+            ...(end && conn !== undefined ? { connection: conn.id } : {}),
+            reason: end ? "end" : "backstop",
+            ...(d.endSeq === undefined ? {} : { endSeq: d.endSeq }),
+            open: d.open,
+          });
+          break;
+        }
+        case "deferred":
+          if (conn !== undefined) this.#heldFrom.set(d.seq, conn.id);
+          out.push({ type: "slot-delta-deferred", seq: d.seq, connection: conn?.id as C });
+          break;
+        case "apply": {
+          const from = conn?.id ?? this.#heldFrom.get(d.seq) as C;
+          this.#heldFrom.delete(d.seq);
+          out.push({
+            type: "slot-delta",
+            seq: d.seq,
+            connection: from,
+            entries: d.entries,
+            stale: d.stale,
+          });
+          this.#fromSlots(undefined, this.#slots.applied(d.seq), out);
+          break;
+        }
+        default:
+          // window-skipped (nothing to do), refresh (a `malformed` decision), relax, unrelax.
+          break;
+      }
+    }
   }
 
   #closeConnectionWindow(
@@ -924,6 +1084,12 @@ export class MaintenanceController<C = string> {
       prune(c.seen, now);
     }
     prune(this.#seen, now);
+    const slotsDue = this.#slots.nextDeadline();
+    if (slotsDue !== undefined && slotsDue <= now) {
+      const closed: MaintenanceDecision<C>[] = [];
+      this.#fromSlots(undefined, this.#slots.tick(), closed);
+      for (const decision of closed) due.push({ at: slotsDue, order: 1, decision });
+    }
     due.sort((a, b) => a.at - b.at || a.order - b.order);
     const out = due.map((d) => d.decision);
     this.#diff(now, out);

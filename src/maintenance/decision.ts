@@ -11,9 +11,12 @@ import type { SlotRange } from "./slots.ts";
 /**
  * The kind of a maintenance window: the start notification that opened it.
  *
- * - `MIGRATING`, `FAILING_OVER`, `SMIGRATING`: a connection window, covering only the
- *   connection that received it, until the matching end notification (`MIGRATED`,
- *   `FAILED_OVER`, `SMIGRATED`) or the `relaxedWindowMaxDuration` backstop.
+ * - `MIGRATING`, `FAILING_OVER`: a connection window, covering only the connection that
+ *   received it, until the matching end notification (`MIGRATED`, `FAILED_OVER`) or the
+ *   `relaxedWindowMaxDuration` backstop.
+ * - `SMIGRATING`: a client window, covering every attached connection (each receives its own
+ *   copy; each seq opens one window), until an `SMIGRATED` closes it (one window per SMIGRATED)
+ *   or the `relaxedWindowMaxDuration` backstop.
  * - `MOVING`: an endpoint window, covering every connection attached to that endpoint
  *   (including ones attached later) for the announced time.
  */
@@ -63,6 +66,8 @@ export interface WindowOpenedDecision<C> {
   target?: Endpoint | null;
   /** SMIGRATING only: the slots that start moving. */
   slots?: SlotRange[];
+  /** SMIGRATING only: the SMIGRATING windows of the client open now (this one included). */
+  open?: number;
 }
 
 /** A window closed. Informational; `unrelax` decisions follow for connections it leaves unrelaxed. */
@@ -75,7 +80,10 @@ export interface WindowClosedDecision<C> {
   seq: number;
   /** The endpoint of the window (MOVING) or of its connection. */
   endpoint: string;
-  /** The connection of a connection window; absent for a MOVING window. */
+  /**
+   * The connection of a connection window, the connection whose `SMIGRATED` closed an
+   * SMIGRATING window; absent for a MOVING window and for a backstop of an SMIGRATING window.
+   */
   connection?: C;
   /**
    * `end`: the matching end notification arrived (its seq in `endSeq`); `backstop`:
@@ -84,6 +92,8 @@ export interface WindowClosedDecision<C> {
   reason: "end" | "backstop" | "expired";
   /** The end notification's seq, when `reason` is `end`. */
   endSeq?: number;
+  /** SMIGRATING only: the SMIGRATING windows of the client still open. */
+  open?: number;
 }
 
 /**
@@ -167,8 +177,12 @@ export interface ReconnectConfiguredDecision<C> {
 }
 
 /**
- * An `SMIGRATED` carried slot moves to apply to the slot table. Emitted once per seq per
- * controller, whichever connection delivers it first, whether or not a window was open.
+ * An `SMIGRATED` carried slot moves to apply to the slot table: apply them before carrying out
+ * the decisions after it (the controller counts the delta as applied once given out; an
+ * `unrelax` may follow). Emitted once per seq per controller, whichever connection delivers it
+ * first, whether or not a window was open; while a topology refresh runs
+ * (`topologyRefreshStarted`) it is held back (`slot-delta-deferred`) and given out by
+ * `topologyRefreshFinished`. Slots a newer SMIGRATED already moved are left out.
  */
 export interface SlotDeltaDecision<C> {
   /** Discriminant. */
@@ -179,11 +193,28 @@ export interface SlotDeltaDecision<C> {
   connection: C;
   /** The slot moves (never empty: an SMIGRATED without entries only closes a window). */
   entries: SlotMigration[];
+  /** How many slots were left out because a newer SMIGRATED already moved them. */
+  stale: number;
+}
+
+/**
+ * An `SMIGRATED` arrived while a topology refresh runs: its `slot-delta` is held back until
+ * `topologyRefreshFinished` (every connection stays relaxed meanwhile). Informational.
+ */
+export interface SlotDeltaDeferredDecision<C> {
+  /** Discriminant. */
+  type: "slot-delta-deferred";
+  /** Sequence number of the SMIGRATED. */
+  seq: number;
+  /** The connection that delivered it first. */
+  connection: C;
 }
 
 /**
  * A maintenance push frame was malformed: log `reason` (at warn level) and drop the frame. It
- * is never a command's reply.
+ * is never a command's reply. A malformed `SMIGRATING` / `SMIGRATED` means the slots moved in a
+ * way that cannot be read: a cluster client re-reads its topology. With a readable `seq` it
+ * closes one SMIGRATING window and comes once per seq (not for the other connections' copies).
  */
 export interface MalformedDecision<C> {
   /** Discriminant. */
@@ -194,6 +225,8 @@ export interface MalformedDecision<C> {
   name: MaintenanceNotificationType;
   /** What is wrong with it. */
   reason: string;
+  /** SMIGRATING / SMIGRATED only: its sequence number, when readable. */
+  seq?: number;
 }
 
 /**
@@ -208,7 +241,8 @@ export interface MalformedDecision<C> {
  * | `handoff-retarget` | yes | dial the new `target`; replace `retire` |
  * | `reconnect-configured` | yes | drain and replace `retire` towards the configured endpoint |
  * | `slot-delta` | cluster | apply `entries` to the slot table |
- * | `malformed` | log | warn with `reason` |
+ * | `slot-delta-deferred` | no | informational: a delta waits for the running topology refresh |
+ * | `malformed` | log | warn with `reason`; cluster: re-read the topology for `SMIGRATED` |
  * | `window-opened`, `window-closed` | no | informational (events, debug logs) |
  *
  * @example Carry out decisions
@@ -235,4 +269,5 @@ export type MaintenanceDecision<C> =
   | HandoffRetargetDecision<C>
   | ReconnectConfiguredDecision<C>
   | SlotDeltaDecision<C>
+  | SlotDeltaDeferredDecision<C>
   | MalformedDecision<C>;

@@ -10,6 +10,8 @@
  * - {@linkcode MaintenanceController}: a state machine with an injected clock; notifications
  *   and ticks in, {@linkcode MaintenanceDecision}s out (relax / unrelax a connection, hand an
  *   endpoint off to a target, reconnect to the configured endpoint, apply a slot delta).
+ * - {@linkcode SlotMigrationCoordinator}: the client-wide SMIGRATING / SMIGRATED windows the
+ *   controller (of a standalone or a cluster client) delegates to.
  * - {@linkcode resolveMaintenanceOptions}, {@linkcode effectiveTimeout},
  *   {@linkcode computeDrainCap}: options and the timeout rules.
  * - {@linkcode planMaintenanceHandshake}, {@linkcode resolveEndpointType},
@@ -58,6 +60,7 @@ export type {
   ReconnectConfiguredDecision,
   RelaxDecision,
   SlotDeltaDecision,
+  SlotDeltaDeferredDecision,
   UnrelaxDecision,
   WindowClosedDecision,
   WindowOpenedDecision,
@@ -100,5 +103,10 @@ export {
   type ResolvedMaintenanceOptions,
   resolveMaintenanceOptions,
 } from "./options.ts";
+export {
+  SlotMigrationCoordinator,
+  type SlotMigrationDecision,
+  type SlotMigrationWindow,
+} from "./slot_migration_coordinator.ts";
 export { parseSlotRanges, type SlotRange } from "./slots.ts";
 export { computeDrainCap, DRAIN_CAP_FLOOR, effectiveTimeout } from "./timeouts.ts";

@@ -127,6 +127,30 @@ describe("MaintenanceSupport", () => {
     m.close();
   });
 
+  it("an SMIGRATING on one connection relaxes every connection of the client, once per seq", () => {
+    const { m, events } = setup();
+    const fa = fakeConnection(A);
+    const fb = fakeConnection(B);
+    const a = optIn(m, fa, "shared", "shared");
+    const b = optIn(m, fb, "exclusive#1", "exclusive");
+    m.onPush(a, frame("SMIGRATING", 7, "0-99"));
+    m.onPush(b, frame("SMIGRATING", 7, "0-99"));
+    assert.equal(fa.policy!(1000, false), 10_000);
+    assert.equal(fb.policy!(1000, false), 10_000, "relaxed by another connection's copy");
+    assert.equal(m.connectTimeout(1000, B), 10_000, "new sockets too");
+    const opened = events.filter(([, d]) => d.type === "window-opened");
+    assert.equal(opened.length, 1, "one window per seq");
+    assert.equal(opened[0]![1].connection, "shared");
+    m.onPush(b, frame("SMIGRATED", 8, [["127.0.0.1:7000", "127.0.0.1:7001", "0-99"]]));
+    m.onPush(a, frame("SMIGRATED", 8, [["127.0.0.1:7000", "127.0.0.1:7001", "0-99"]]));
+    assert.equal(fa.policy, undefined, "restored");
+    assert.equal(fb.policy, undefined, "restored");
+    const deltas = events.filter(([, d]) => d.type === "slot-delta");
+    assert.equal(deltas.length, 1);
+    assert.equal(deltas[0]![1].connection, "exclusive#1");
+    m.close();
+  });
+
   it("leaves push frames that are not maintenance notifications alone", () => {
     const { m } = setup();
     const a = optIn(m, fakeConnection(A), "shared", "shared");

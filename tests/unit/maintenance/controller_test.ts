@@ -648,7 +648,7 @@ describe("MaintenanceController: MOVING without a target", () => {
 });
 
 describe("MaintenanceController: SMIGRATING / SMIGRATED", () => {
-  it("relaxes the receiving connection and emits the slot delta once per seq", () => {
+  it("relaxes every connection of the client and emits the slot delta once per seq", () => {
     const { mc } = setup();
     mc.attach("n1", "127.0.0.1:7000");
     mc.attach("n2", "127.0.0.1:7001");
@@ -658,15 +658,21 @@ describe("MaintenanceController: SMIGRATING / SMIGRATED", () => {
       { start: 456, end: 456 },
       { start: 5000, end: 7000 },
     ]);
-    assert.deepEqual(relaxed(open1!), { n1: 60_000 });
-    mc.onPush("n2", ["SMIGRATING", 12, "123,456,5000-7000"]);
+    assert.equal(only(open1, "window-opened").open, 1);
+    assert.deepEqual(relaxed(open1!), { n1: 60_000, n2: 60_000 }, "a client window");
+    assert.equal(mc.inSlotMigration(), true);
+    assert.deepEqual(mc.onPush("n2", ["SMIGRATING", 12, "123,456,5000-7000"]), [], "seq seen");
     assert.equal(mc.isRelaxed("n2"), true);
+    assert.deepEqual(mc.snapshot().connections.map((c) => c.windows.map((w) => w.kind)), [
+      ["SMIGRATING"],
+      ["SMIGRATING"],
+    ]);
 
     const frame = push(
       ">3\r\n+SMIGRATED\r\n:13\r\n*1\r\n*3\r\n+127.0.0.1:15379\r\n+127.0.0.1:15380\r\n+123,456,5000-7000\r\n",
     );
     const first = mc.onPush("n1", frame);
-    assert.deepEqual(types(first), ["window-closed", "slot-delta", "unrelax"]);
+    assert.deepEqual(types(first), ["window-closed", "slot-delta", "unrelax", "unrelax"]);
     assert.deepEqual(only(first, "slot-delta"), {
       type: "slot-delta",
       seq: 13,
@@ -676,10 +682,51 @@ describe("MaintenanceController: SMIGRATING / SMIGRATED", () => {
         destination: { host: "127.0.0.1", port: 15380 },
         slots: [{ start: 123, end: 123 }, { start: 456, end: 456 }, { start: 5000, end: 7000 }],
       }],
+      stale: 0,
     });
-    const second = mc.onPush("n2", frame);
-    assert.deepEqual(types(second), ["window-closed", "unrelax"], "delta applied once per client");
+    assert.equal(mc.inSlotMigration(), false);
+    assert.deepEqual(mc.onPush("n2", frame), [], "delta applied once per client");
     assert.deepEqual(mc.onPush("n1", frame), [], "duplicate on the same connection");
+  });
+
+  it("an SMIGRATED that arrives before its SMIGRATING (reordered) leaves no window open", () => {
+    const { mc } = setup();
+    mc.attach("n1", "127.0.0.1:7000");
+    mc.attach("n2", "127.0.0.1:7001");
+    assert.deepEqual(types(mc.onPush("n1", ["SMIGRATED", 31, [["127.0.0.1:7001", "1-2"]]])), [
+      "slot-delta",
+    ]);
+    assert.deepEqual(mc.onPush("n2", ["SMIGRATING", 30, "1-2"]), [], "its end already came");
+    assert.equal(mc.isRelaxed("n1"), false);
+    assert.equal(mc.isRelaxed("n2"), false);
+    assert.equal(mc.nextDeadline(), undefined);
+  });
+
+  it("holds a delta back during a topology refresh, relaxed meanwhile, and gives it out after", () => {
+    const { mc } = setup();
+    mc.attach("n1", "127.0.0.1:7000");
+    mc.onPush("n1", ["SMIGRATING", 40, "5"]);
+    mc.topologyRefreshStarted();
+    const held = mc.onPush("n1", ["SMIGRATED", 41, [["127.0.0.1:7001", "5"]]]);
+    assert.deepEqual(types(held), ["window-closed", "slot-delta-deferred", "relax"]);
+    assert.equal(mc.isRelaxed("n1"), true, "relaxed until the delta is applied");
+    assert.equal(mc.relaxedUntil("n1"), Infinity);
+    const after = mc.topologyRefreshFinished();
+    assert.deepEqual(types(after), ["slot-delta", "unrelax"]);
+    assert.equal(only(after, "slot-delta").connection, "n1", "the connection that delivered it");
+    assert.equal(mc.isRelaxed("n1"), false);
+  });
+
+  it("a malformed SMIGRATED closes a window once per seq and is reported once", () => {
+    const { mc } = setup();
+    mc.attach("n1", "127.0.0.1:7000");
+    mc.attach("n2", "127.0.0.1:7001");
+    mc.onPush("n1", ["SMIGRATING", 50, "5"]);
+    const bad = ["SMIGRATED", 51, "not entries"];
+    const first = mc.onPush("n1", bad);
+    assert.deepEqual(types(first), ["window-closed", "malformed", "unrelax", "unrelax"]);
+    assert.equal(only(first, "malformed").seq, 51);
+    assert.deepEqual(mc.onPush("n2", bad), [], "another connection's copy");
   });
 
   it("emits the delta of an SMIGRATED without a window, and nothing for an empty one", () => {
@@ -695,11 +742,17 @@ describe("MaintenanceController: SMIGRATING / SMIGRATED", () => {
   it("closes an SMIGRATING window by the backstop", () => {
     const { clock, mc } = setup({ relaxedWindowMaxDuration: 1_000 });
     mc.attach("n1", "127.0.0.1:7000");
+    mc.attach("n2", "127.0.0.1:7001");
     mc.onPush("n1", ["SMIGRATING", 1, "3"]);
+    assert.equal(mc.nextDeadline(), 1_000);
     clock.t = 1_000;
     const ds = mc.tick();
+    assert.deepEqual(types(ds), ["window-closed", "unrelax", "unrelax"]);
     assert.equal(only(ds, "window-closed").kind, "SMIGRATING");
     assert.equal(only(ds, "window-closed").reason, "backstop");
+    assert.equal(only(ds, "window-closed").connection, undefined, "a client window");
+    assert.equal(only(ds, "window-closed").endpoint, "127.0.0.1:7000", "where it was opened");
+    assert.equal(mc.nextDeadline(), undefined);
   });
 });
 

@@ -1,10 +1,10 @@
-// The client-wide SMIGRATING / SMIGRATED coordinator of the cluster client, on a manual clock.
+// The one SMIGRATING / SMIGRATED state machine (standalone and cluster clients), on a manual clock.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  ClusterMaintenanceCoordinator,
-  type CoordinatorDecision,
-} from "../../../src/cluster/_maintenance_coordinator.ts";
+  SlotMigrationCoordinator,
+  type SlotMigrationDecision,
+} from "../../../src/maintenance/slot_migration_coordinator.ts";
 import type { SlotMigration } from "../../../src/maintenance/notification.ts";
 
 const A = { host: "127.0.0.1", port: 7000 };
@@ -15,7 +15,7 @@ function move(from: typeof A, to: typeof A, start: number, end: number): SlotMig
   return { source: from, destination: to, slots: [{ start, end }] };
 }
 
-function types(d: CoordinatorDecision[]): string[] {
+function types(d: SlotMigrationDecision[]): string[] {
   return d.map((x) => x.type === "window-closed" ? `window-closed:${x.reason}` : x.type);
 }
 
@@ -26,10 +26,10 @@ function make(max = 60_000) {
       return this.t;
     },
   };
-  return { clock, c: new ClusterMaintenanceCoordinator(max, clock) };
+  return { clock, c: new SlotMigrationCoordinator(max, clock) };
 }
 
-describe("ClusterMaintenanceCoordinator", () => {
+describe("SlotMigrationCoordinator", () => {
   it("relaxes on SMIGRATING and stays relaxed until the delta of the closing SMIGRATED is applied", () => {
     const { c } = make();
     assert.deepEqual(types(c.smigrating(10, [{ start: 0, end: 99 }])), ["window-opened", "relax"]);

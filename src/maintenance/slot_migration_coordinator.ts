@@ -1,34 +1,33 @@
 /**
- * The client-wide reaction of a cluster client to SMIGRATING / SMIGRATED: one set of windows
- * for the whole client (every connection to every node receives its own copy of each
+ * The one SMIGRATING / SMIGRATED state machine of every client kind: one set of windows for
+ * the whole client (every connection, to every node, receives its own copy of each
  * notification), each seq handled once, each SMIGRATED closing one window, the timeouts relaxed
  * until the last window closed and its slot delta was applied, the backstop, and deltas held
- * back while a topology refresh runs. Pure: it reads time from the injected clock only, opens
- * no sockets and sets no timers (the caller arms one for {@linkcode ClusterMaintenanceCoordinator.nextDeadline}).
+ * back while a topology refresh runs. The `MaintenanceController` owns one and turns its
+ * decisions into `MaintenanceDecision`s (a cluster client applies their slot deltas). Pure: it reads time from the injected
+ * clock only, opens no sockets and sets no timers (the caller arms one for
+ * {@linkcode SlotMigrationCoordinator.nextDeadline}).
  *
  * @module
  */
 
-import type { SlotMigration } from "../maintenance/notification.ts";
-import type { SlotRange } from "../maintenance/slots.ts";
+import type { Clock } from "../_clock.ts";
+import type { SlotMigration } from "./notification.ts";
+import type { SlotRange } from "./slots.ts";
 
 /** The number of hash slots. */
 const SLOTS = 16384;
 /** Most seqs remembered (bounds memory on a noisy server). */
 const MAX_SEEN = 4096;
 
-/** What the coordinator reads time from. */
-export interface CoordinatorClock {
-  /** Milliseconds since any fixed origin. */
-  now(): number;
-}
-
 /** A decision of the coordinator, for its caller to carry out. */
-export type CoordinatorDecision =
+export type SlotMigrationDecision =
   | {
     /** A window opened (an SMIGRATING with a new seq). */
     type: "window-opened";
+    /** The SMIGRATING's seq. */
     seq: number;
+    /** The slots it announces. */
     slots: SlotRange[];
     /** The backstop: the window closes by itself then. */
     until: number;
@@ -38,10 +37,12 @@ export type CoordinatorDecision =
   | {
     /** A window closed: by an SMIGRATED (`end`), or by the backstop (`expired`). */
     type: "window-closed";
+    /** The seq of the SMIGRATING that opened it. */
     seq: number;
     reason: "end" | "expired";
     /** The SMIGRATED that closed it (`end`). */
     endSeq?: number;
+    /** Windows still open. */
     open: number;
   }
   | {
@@ -72,8 +73,8 @@ export type CoordinatorDecision =
   | { /** Relax every connection of the client. */ type: "relax" }
   | { /** Back to the configured timeouts. */ type: "unrelax" };
 
-/** An open window as {@linkcode ClusterMaintenanceCoordinator.snapshot} lists it. */
-export interface CoordinatorWindow {
+/** An open window as {@linkcode SlotMigrationCoordinator.windows} lists it. */
+export interface SlotMigrationWindow {
   /** Sequence number of its SMIGRATING. */
   seq: number;
   /** The slots announced as moving. */
@@ -91,7 +92,7 @@ interface Pending {
 }
 
 /**
- * Client-wide SMIGRATING / SMIGRATED state of one cluster client.
+ * Client-wide SMIGRATING / SMIGRATED state of one client (standalone or cluster).
  *
  * Rules:
  * - An SMIGRATING with a new seq opens a window (deadline: now + `relaxedWindowMaxDuration`).
@@ -104,18 +105,22 @@ interface Pending {
  * - A malformed SMIGRATED with a readable seq closes a window once and asks for a `refresh`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { SlotMigrationCoordinator } from "@edge/redis/maintenance";
+ *
  * let now = 0;
- * const c = new ClusterMaintenanceCoordinator(60_000, { now: () => now });
+ * const c = new SlotMigrationCoordinator(60_000, { now: () => now });
  * c.smigrating(10, [{ start: 0, end: 99 }]); // [window-opened, relax]
- * c.smigrated(11, entries);                  // [window-closed, apply]
- * c.applied(11);                             // [unrelax]
+ * const to = { host: "10.0.0.2", port: 7000 };
+ * c.smigrated(11, [{ source: null, destination: to, slots: [{ start: 0, end: 99 }] }]);
+ * // [window-closed, apply]
+ * c.applied(11); // [unrelax]
  * ```
  */
-export class ClusterMaintenanceCoordinator {
+export class SlotMigrationCoordinator {
   readonly #maxWindow: number;
-  readonly #clock: CoordinatorClock;
-  readonly #windows: CoordinatorWindow[] = [];
+  readonly #clock: Pick<Clock, "now">;
+  readonly #windows: SlotMigrationWindow[] = [];
   readonly #seen = new Set<number>();
   /** Seqs of SMIGRATEDs that found no window open. */
   readonly #unmatched: number[] = [];
@@ -127,10 +132,12 @@ export class ClusterMaintenanceCoordinator {
   #relaxed = false;
 
   /**
+   * Creates the state of one client, with no window open.
+   *
    * @param relaxedWindowMaxDuration The backstop of a window, ms.
-   * @param clock The time source.
+   * @param clock The client's clock, of which only `now` is read.
    */
-  constructor(relaxedWindowMaxDuration: number, clock: CoordinatorClock) {
+  constructor(relaxedWindowMaxDuration: number, clock: Pick<Clock, "now">) {
     this.#maxWindow = relaxedWindowMaxDuration;
     this.#clock = clock;
   }
@@ -141,7 +148,7 @@ export class ClusterMaintenanceCoordinator {
   }
 
   /** The open windows, oldest first. */
-  get windows(): readonly CoordinatorWindow[] {
+  get windows(): readonly SlotMigrationWindow[] {
     return this.#windows;
   }
 
@@ -164,7 +171,7 @@ export class ClusterMaintenanceCoordinator {
    * @param slots The slots announced.
    * @returns The decisions; `[]` for a seq already handled.
    */
-  smigrating(seq: number, slots: SlotRange[]): CoordinatorDecision[] {
+  smigrating(seq: number, slots: SlotRange[]): SlotMigrationDecision[] {
     const out = this.#expire();
     if (!this.#remember(seq)) return this.#settle(out);
     const late = this.#unmatched.findIndex((end) => end > seq);
@@ -174,7 +181,7 @@ export class ClusterMaintenanceCoordinator {
       return this.#settle(out);
     }
     const now = this.#clock.now();
-    const w: CoordinatorWindow = { seq, slots, openedAt: now, deadline: now + this.#maxWindow };
+    const w: SlotMigrationWindow = { seq, slots, openedAt: now, deadline: now + this.#maxWindow };
     this.#windows.push(w);
     out.push({
       type: "window-opened",
@@ -193,7 +200,7 @@ export class ClusterMaintenanceCoordinator {
    * @param entries Its slot moves (empty: it only closes a window).
    * @returns The decisions; `[]` for a seq already handled.
    */
-  smigrated(seq: number, entries: SlotMigration[]): CoordinatorDecision[] {
+  smigrated(seq: number, entries: SlotMigration[]): SlotMigrationDecision[] {
     const out = this.#expire();
     if (!this.#remember(seq)) return this.#settle(out);
     this.#closeOne(seq, out);
@@ -217,7 +224,7 @@ export class ClusterMaintenanceCoordinator {
    * @returns A `refresh` decision (and a closed window) the first time a seq is seen; `[]` for
    *   a copy of one already handled.
    */
-  malformedSmigrated(seq: number | undefined, reason: string): CoordinatorDecision[] {
+  malformedSmigrated(seq: number | undefined, reason: string): SlotMigrationDecision[] {
     const out = this.#expire();
     if (seq !== undefined) {
       if (!this.#remember(seq)) return this.#settle(out);
@@ -233,7 +240,7 @@ export class ClusterMaintenanceCoordinator {
    * @param seq The seq of an `apply` decision.
    * @returns `unrelax` when it was the last thing keeping the client relaxed.
    */
-  applied(seq: number): CoordinatorDecision[] {
+  applied(seq: number): SlotMigrationDecision[] {
     this.#pending.delete(seq);
     return this.#settle(this.#expire());
   }
@@ -248,7 +255,7 @@ export class ClusterMaintenanceCoordinator {
    *
    * @returns `apply` decisions for the deltas held back during it, oldest seq first.
    */
-  refreshFinished(): CoordinatorDecision[] {
+  refreshFinished(): SlotMigrationDecision[] {
     if (this.#refreshing > 0) this.#refreshing--;
     const out = this.#expire();
     if (this.#refreshing === 0) {
@@ -264,12 +271,12 @@ export class ClusterMaintenanceCoordinator {
    *
    * @returns The decisions that came due.
    */
-  tick(): CoordinatorDecision[] {
+  tick(): SlotMigrationDecision[] {
     return this.#settle(this.#expire());
   }
 
   /**
-   * When {@linkcode ClusterMaintenanceCoordinator.tick} should run next.
+   * When {@linkcode SlotMigrationCoordinator.tick} should run next.
    *
    * @returns The earliest backstop, or `undefined` with no window open.
    */
@@ -292,7 +299,7 @@ export class ClusterMaintenanceCoordinator {
     return until;
   }
 
-  #closeOne(endSeq: number, out: CoordinatorDecision[]): void {
+  #closeOne(endSeq: number, out: SlotMigrationDecision[]): void {
     // The oldest window whose SMIGRATING came before this end; any if the seqs say nothing.
     let i = this.#windows.findIndex((w) => w.seq < endSeq);
     if (i === -1) i = this.#windows.length > 0 ? 0 : -1;
@@ -352,9 +359,9 @@ export class ClusterMaintenanceCoordinator {
     return { kept, stale };
   }
 
-  #expire(): CoordinatorDecision[] {
+  #expire(): SlotMigrationDecision[] {
     const now = this.#clock.now();
-    const out: CoordinatorDecision[] = [];
+    const out: SlotMigrationDecision[] = [];
     for (let i = 0; i < this.#windows.length;) {
       const w = this.#windows[i]!;
       if (w.deadline <= now) {
@@ -370,7 +377,7 @@ export class ClusterMaintenanceCoordinator {
     return out;
   }
 
-  #settle(out: CoordinatorDecision[]): CoordinatorDecision[] {
+  #settle(out: SlotMigrationDecision[]): SlotMigrationDecision[] {
     const relaxed = this.#windows.length > 0 || this.#pending.size > 0;
     if (relaxed !== this.#relaxed) {
       this.#relaxed = relaxed;
