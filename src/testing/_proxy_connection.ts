@@ -12,21 +12,13 @@ import type { Connector, Transport } from "../transport/types.ts";
 import { encodeCommand, RespDecoder, RespFramer } from "../resp/mod.ts";
 import type { RespValue } from "../resp/types.ts";
 import { argText, argUpper, type Request, RequestReader } from "./_request_reader.ts";
-import { ENDPOINT_TYPES, hostPort } from "./_notifications.ts";
+import { hostPort } from "./_notifications.ts";
+import { maintInfoReply, parseMaintNotifications } from "./_maint_handshake.ts";
+import { ProxySession } from "./_proxy_session.ts";
+import { parseRedirect, REDIRECT_LOG_LIMIT, type RedirectRecord } from "./_redirects.ts";
+import { concat, errorReply, OK } from "./_reply_bytes.ts";
 
-/** A MOVED or ASK reply the proxy forwarded to its client. */
-export interface RedirectRecord {
-  kind: "MOVED" | "ASK";
-  /** The slot named in the reply. */
-  slot: number;
-  /** The address named in the reply, `host:port`. */
-  target: string;
-  /** When it was forwarded, ms since the epoch. */
-  at: number;
-}
-
-/** Redirect records kept per connection (the oldest are dropped beyond it). */
-const REDIRECT_LOG_LIMIT = 10_000;
+export type { RedirectRecord };
 
 /** What a proxy connection needs from the simulator that owns it. */
 export interface ProxyHost {
@@ -57,8 +49,6 @@ type Family =
   | "unsubscribe"
   | "punsubscribe"
   | "sunsubscribe";
-
-type SubFamily = "subscribe" | "psubscribe" | "ssubscribe";
 
 const FAMILIES: ReadonlySet<string> = new Set([
   "subscribe",
@@ -91,31 +81,6 @@ const T_PUSH = 0x3e;
 const T_ARRAY = 0x2a;
 const T_ERROR = 0x2d;
 const T_BULK_ERROR = 0x21;
-
-const enc = new TextEncoder();
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-function errorReply(message: string): Uint8Array {
-  return enc.encode(`-${message}\r\n`);
-}
-
-const OK = enc.encode("+OK\r\n");
-
-function bulk(s: string): string {
-  return `$${enc.encode(s).length}\r\n${s}\r\n`;
-}
 
 let nextId = 1;
 
@@ -163,8 +128,6 @@ export class ProxyConnection {
   optedIn = false;
   /** The endpoint type asked for at opt-in; `null` for a bare `ON`. */
   endpointType: string | null = null;
-  /** Selected database. */
-  db = 0;
   /** Bytes received from the client. */
   bytesIn = 0;
   /** Bytes written to the client. */
@@ -177,14 +140,8 @@ export class ProxyConnection {
   ask = 0;
   /** The forwarded MOVED / ASK replies, oldest first (the latest 10 000). */
   readonly redirects: RedirectRecord[] = [];
-  #helloArgs: Uint8Array[] | undefined;
-  #authArgs: Uint8Array[] | undefined;
-  #trackingArgs: Uint8Array[] | undefined;
-  #subs: Record<SubFamily, Set<string>> = {
-    subscribe: new Set(),
-    psubscribe: new Set(),
-    ssubscribe: new Set(),
-  };
+  /** What is replayed on a new upstream: HELLO, AUTH, SELECT, tracking, subscriptions. */
+  readonly #session = new ProxySession();
 
   constructor(
     host: ProxyHost,
@@ -213,6 +170,11 @@ export class ProxyConnection {
         this.#upstreamAddr = addr;
         return this.#connect(addr);
       });
+  }
+
+  /** Selected database. */
+  get db(): number {
+    return this.#session.db;
   }
 
   /** The upstream this connection forwards to. */
@@ -325,23 +287,8 @@ export class ProxyConnection {
     old?.close();
     this.#upstreamAddr = target;
     this.#connecting = true;
-    this.#connectDone = this.#connect(target, this.#sessionReplay());
+    this.#connectDone = this.#connect(target, this.#session.replay());
     return this.#connectDone;
-  }
-
-  #sessionReplay(): Uint8Array[][] {
-    const cmds: Uint8Array[][] = [];
-    if (this.#helloArgs !== undefined) cmds.push(this.#helloArgs);
-    if (this.#authArgs !== undefined) cmds.push(this.#authArgs);
-    if (this.db !== 0) cmds.push([enc.encode("SELECT"), enc.encode(String(this.db))]);
-    if (this.#trackingArgs !== undefined) cmds.push(this.#trackingArgs);
-    for (const family of ["subscribe", "psubscribe", "ssubscribe"] as const) {
-      const set = this.#subs[family];
-      if (set.size > 0) {
-        cmds.push([enc.encode(family.toUpperCase()), ...[...set].map((c) => enc.encode(c))]);
-      }
-    }
-    return cmds;
   }
 
   #connect(target: Endpoint, replay: Uint8Array[][] = []): Promise<void> {
@@ -481,7 +428,7 @@ export class ProxyConnection {
         return;
       }
       if (sub === "MAINT_NOTIFICATIONS_INFO") {
-        this.#local(() => [this.#maintInfo()]);
+        this.#local(() => [maintInfoReply(this.optedIn, this.endpointType, this.protocol)]);
         return;
       }
     }
@@ -511,7 +458,7 @@ export class ProxyConnection {
           const args = r.args;
           slot.effect = (ok) => {
             if (!ok) return;
-            this.#helloArgs = args;
+            this.#session.hello = args;
             if (proto === 2 || proto === 3) {
               this.protocol = proto;
               if (proto === 2) this.optedIn = false;
@@ -522,14 +469,14 @@ export class ProxyConnection {
         case "AUTH": {
           const args = r.args;
           slot.effect = (ok) => {
-            if (ok) this.#authArgs = args;
+            if (ok) this.#session.auth = args;
           };
           break;
         }
         case "SELECT": {
           const db = Number(argText(r.args[1]));
           slot.effect = (ok) => {
-            if (ok && Number.isInteger(db)) this.db = db;
+            if (ok && Number.isInteger(db)) this.#session.db = db;
           };
           break;
         }
@@ -537,12 +484,9 @@ export class ProxyConnection {
           slot.effect = (ok) => {
             if (!ok) return;
             this.protocol = 2;
-            this.db = 0;
             this.optedIn = false;
             this.endpointType = null;
-            this.#helloArgs = undefined;
-            this.#trackingArgs = undefined;
-            for (const s of Object.values(this.#subs)) s.clear();
+            this.#session.reset();
           };
           break;
         case "CLIENT":
@@ -550,7 +494,7 @@ export class ProxyConnection {
             const on = argUpper(r.args[2]) === "ON";
             const args = r.args;
             slot.effect = (ok) => {
-              if (ok) this.#trackingArgs = on ? args : undefined;
+              if (ok) this.#session.tracking = on ? args : undefined;
             };
           }
           break;
@@ -566,65 +510,23 @@ export class ProxyConnection {
   }
 
   #maintNotifications(args: Uint8Array[]): () => Uint8Array[] {
-    const mode = argUpper(args[2]);
-    if (args.length < 3) {
-      return () => [
-        errorReply("ERR wrong number of arguments for 'client|maint_notifications' command"),
-      ];
-    }
-    if (mode === "OFF") {
-      if (args.length !== 3) return () => [errorReply("ERR syntax error")];
+    const c = parseMaintNotifications(args);
+    if (c.reply !== undefined) return () => [c.reply];
+    if (!c.on) {
       return () => {
         this.optedIn = false;
         this.endpointType = null;
         return [OK];
       };
     }
-    if (mode !== "ON") return () => [errorReply("ERR syntax error")];
-    let type: string | null = null;
-    for (let i = 3; i < args.length; i += 2) {
-      const key = argText(args[i]).toLowerCase();
-      const value = args[i + 1];
-      if (key !== "moving-endpoint-type" || value === undefined) {
-        return () => [errorReply("ERR syntax error")];
-      }
-      const t = argText(value).toLowerCase();
-      if (!ENDPOINT_TYPES.includes(t)) {
-        return () => [
-          errorReply(
-            `ERR invalid moving-endpoint-type '${argText(value)}', expected one of ${
-              ENDPOINT_TYPES.join(", ")
-            }`,
-          ),
-        ];
-      }
-      type = t;
-    }
     return () => {
       if (this.protocol !== 3) {
         return [errorReply("ERR CLIENT MAINT_NOTIFICATIONS ON requires RESP3: send HELLO 3 first")];
       }
       this.optedIn = true;
-      this.endpointType = type;
+      this.endpointType = c.type;
       return [OK, ...this.#host.optInReplay(this)];
     };
-  }
-
-  #maintInfo(): Uint8Array {
-    const status = this.optedIn ? "on" : "off";
-    const type = this.endpointType ?? "none";
-    if (this.protocol === 3) {
-      return enc.encode(
-        `%2\r\n${bulk("status")}${bulk(status)}${bulk("parameters")}%1\r\n${
-          bulk("moving-endpoint-type")
-        }${bulk(type)}`,
-      );
-    }
-    return enc.encode(
-      `*4\r\n${bulk("status")}${bulk(status)}${bulk("parameters")}*2\r\n${
-        bulk("moving-endpoint-type")
-      }${bulk(type)}`,
-    );
   }
 
   // ---- upstream -> client ------------------------------------------------------------------
@@ -697,22 +599,22 @@ export class ProxyConnection {
     const head = this.#headFwd();
     const inspect = type === T_PUSH ||
       (type === T_ARRAY && this.protocol === 2 &&
-        (head?.family !== undefined || this.#subscribed()));
+        (head?.family !== undefined || this.#session.subscribed()));
     if (inspect) {
       const v = this.#decode(frame);
       const kind = Array.isArray(v) && typeof v[0] === "string" ? v[0].toLowerCase() : "";
       if (FAMILIES.has(kind)) {
         if (head?.family === kind) {
-          if (head.expect < 0) head.expect = Math.max(1, this.#familySet(kind).size);
-          this.#trackSubscription(kind, v as RespValue[]);
+          if (head.expect < 0) head.expect = Math.max(1, this.#session.familySet(kind).size);
+          this.#session.track(kind, v as RespValue[]);
           this.#attach(head, frame, type);
         } else {
-          this.#trackSubscription(kind, v as RespValue[]);
+          this.#session.track(kind, v as RespValue[]);
           this.#out.push(frame);
         }
         return;
       }
-      if (type === T_PUSH || (MESSAGES.has(kind) && this.#subscribed())) {
+      if (type === T_PUSH || (MESSAGES.has(kind) && this.#session.subscribed())) {
         this.#out.push(frame);
         return;
       }
@@ -722,29 +624,6 @@ export class ProxyConnection {
       return;
     }
     this.#attach(head, frame, type);
-  }
-
-  #subscribed(): boolean {
-    return this.#subs.subscribe.size + this.#subs.psubscribe.size + this.#subs.ssubscribe.size >
-      0;
-  }
-
-  #familySet(kind: string): Set<string> {
-    const base = kind.replace("unsubscribe", "subscribe") as SubFamily;
-    return this.#subs[base] ?? this.#subs.subscribe;
-  }
-
-  #trackSubscription(kind: string, v: RespValue[]): void {
-    const channel = v[1];
-    const name = typeof channel === "string"
-      ? channel
-      : channel instanceof Uint8Array
-      ? new TextDecoder().decode(channel)
-      : null;
-    if (name === null) return;
-    const set = this.#familySet(kind);
-    if (kind.includes("unsub")) set.delete(name);
-    else set.add(name);
   }
 
   #attach(slot: Slot, frame: Uint8Array, type: number): void {
@@ -776,21 +655,10 @@ export class ProxyConnection {
 
   /** Counts a `-MOVED <slot> <host:port>` or `-ASK <slot> <host:port>` reply. */
   #countRedirect(frame: Uint8Array): void {
-    // "-MOVED " / "-ASK ": check the first bytes before decoding anything.
-    const b1 = frame[1];
-    if (b1 !== 0x4d && b1 !== 0x41) return;
-    const text = new TextDecoder().decode(frame.subarray(1, Math.min(frame.length, 300)));
-    const m = /^(MOVED|ASK) (\d+) (\S+)\r?\n?/.exec(text);
-    if (m === null) return;
-    const kind = m[1] as "MOVED" | "ASK";
-    if (kind === "MOVED") this.moved++;
+    const record = parseRedirect(frame, Date.now());
+    if (record === undefined) return;
+    if (record.kind === "MOVED") this.moved++;
     else this.ask++;
-    const record: RedirectRecord = {
-      kind,
-      slot: Number(m[2]),
-      target: m[3]!.trim(),
-      at: Date.now(),
-    };
     this.redirects.push(record);
     if (this.redirects.length > REDIRECT_LOG_LIMIT) this.redirects.shift();
     this.#host.redirected?.(this, record);

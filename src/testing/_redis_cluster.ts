@@ -9,8 +9,17 @@ import { ReplyError } from "../errors.ts";
 import { openControl, parseInfo, type RedisControl } from "./_redis_control.ts";
 import { freePort, type SpawnedRedis, spawnRedis } from "./_redis_process.ts";
 
-/** Number of hash slots of a Redis Cluster. */
-export const SLOT_COUNT = 16384;
+import { SLOT_COUNT, slotKey } from "./_slot_key.ts";
+import { parseNodes, shardHealth, text, type ViewEntry } from "./_cluster_view.ts";
+import {
+  type MigrateOptions,
+  type MigrateResult,
+  migrateSlots,
+  type MigrationHost,
+} from "./_slot_migration.ts";
+
+export { SLOT_COUNT, slotKey };
+export type { MigrateOptions, MigrateResult };
 
 /** An address a node announces instead of its own (a proxy in front of it). */
 export interface AnnouncedAddress {
@@ -80,28 +89,6 @@ export interface RedisClusterNode {
   command(args: RedisArgument[]): Promise<RespValue>;
 }
 
-/** Options of a slot migration. */
-export interface MigrateOptions {
-  /** Keys per `MIGRATE ... KEYS` batch. @default 100 */
-  keysPerBatch?: number;
-  /** Pause after each batch, so clients meet the migration in progress (ASK). @default 0 */
-  pauseBetweenKeysMs?: number;
-  /** Runs after every key has moved and before `SETSLOT NODE` (the ASK window). */
-  beforeFinalize?: () => void | Promise<void>;
-  /** `MIGRATE` timeout in milliseconds. @default 5000 */
-  migrateTimeoutMs?: number;
-}
-
-/** What a migration did. */
-export interface MigrateResult {
-  /** Slots that changed owner. */
-  slots: number[];
-  /** Keys moved with MIGRATE. */
-  keys: number;
-  /** Source node ids by slot. */
-  sources: Map<number, string>;
-}
-
 /** A running cluster. */
 export interface RedisCluster {
   /** Every node (added ones included, removed ones dropped). */
@@ -145,114 +132,8 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-// --- CRC16 (XMODEM), for keyForSlot ---------------------------------------------------------
-
-const CRC_TABLE = (() => {
-  const t = new Uint16Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 8;
-    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
-    t[i] = c;
-  }
-  return t;
-})();
-
-function crc16(s: string): number {
-  let crc = 0;
-  for (const b of new TextEncoder().encode(s)) {
-    crc = ((crc << 8) & 0xffff) ^ CRC_TABLE[((crc >> 8) ^ b) & 0xff]!;
-  }
-  return crc;
-}
-
-let tagTable: string[] | undefined;
-
-/** A hash tag for every slot (the shortest decimal string hashing to it). */
-function slotTags(): string[] {
-  if (tagTable) return tagTable;
-  const t: string[] = new Array(SLOT_COUNT);
-  let left = SLOT_COUNT;
-  for (let i = 0; left > 0; i++) {
-    const s = String(i);
-    const slot = crc16(s) & (SLOT_COUNT - 1);
-    if (t[slot] === undefined) {
-      t[slot] = s;
-      left--;
-    }
-  }
-  tagTable = t;
-  return t;
-}
-
-/** A key hashing to `slot`: `<prefix>{<tag>}` (the shortest decimal tag of that slot). */
-export function slotKey(slot: number, prefix = "k"): string {
-  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
-    throw new RangeError(`Cannot make a key for slot ${slot}: out of 0-16383`);
-  }
-  return `${prefix}{${slotTags()[slot]}}`;
-}
-
-// --- CLUSTER NODES parsing -----------------------------------------------------------------
-
-interface ViewEntry {
-  id: string;
-  flags: string[];
-  primaryId: string | undefined;
-  link: string;
-  slots: [number, number][];
-}
-
-function parseNodes(text: string): ViewEntry[] {
-  const out: ViewEntry[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const f = line.trim().split(" ");
-    const slots: [number, number][] = [];
-    for (const s of f.slice(8)) {
-      if (s.startsWith("[")) continue;
-      const [a, b] = s.split("-");
-      slots.push([Number(a), Number(b ?? a)]);
-    }
-    out.push({
-      id: f[0]!,
-      flags: f[2]!.split(",").filter((x) => x !== "myself"),
-      primaryId: f[3] === "-" ? undefined : f[3],
-      link: f[7]!,
-      slots,
-    });
-  }
-  return out;
-}
-
-/** Node id -> `health` from a `CLUSTER SHARDS` reply (RESP2 or RESP3). */
-function shardHealth(reply: RespValue): Map<string, string> {
-  const out = new Map<string, string>();
-  const field = (v: RespValue, name: string): RespValue | undefined => {
-    if (v instanceof Map) return v.get(name);
-    if (Array.isArray(v)) {
-      for (let i = 0; i + 1 < v.length; i += 2) if (text(v[i]!) === name) return v[i + 1];
-    }
-    return undefined;
-  };
-  for (const shard of Array.isArray(reply) ? reply : []) {
-    const nodes = field(shard, "nodes");
-    for (const n of Array.isArray(nodes) ? nodes : []) {
-      const id = field(n, "id");
-      const health = field(n, "health");
-      if (id !== undefined && health !== undefined) out.set(text(id), text(health));
-    }
-  }
-  return out;
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function text(v: RespValue): string {
-  if (typeof v === "string") return v;
-  if (v instanceof Uint8Array) return new TextDecoder().decode(v);
-  return String(v);
 }
 
 // --- the cluster ---------------------------------------------------------------------------
@@ -583,110 +464,14 @@ async function startRedisClusterOnce(options: RedisClusterOptions): Promise<Redi
     await command(replica, ["CLUSTER", "REPLICATE", primaryId]);
   };
 
-  const migrateSlots = async (
-    slots: number[],
-    toNodeId: string,
-    mo: MigrateOptions = {},
-  ): Promise<MigrateResult> => {
-    const target = resolve(toNodeId);
-    const perBatch = mo.keysPerBatch ?? 100;
-    const pauseMs = mo.pauseBetweenKeysMs ?? 0;
-    const migrateTimeout = mo.migrateTimeoutMs ?? 5_000;
-    for (const slot of slots) {
-      if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT) {
-        throw new RangeError(`Cannot migrate slot ${slot}: out of 0-16383`);
-      }
-    }
-    await refresh();
-    const sources = new Map<number, string>();
-    const moving: number[] = [];
-    for (const slot of slots) {
-      const src = owners[slot];
-      if (src === undefined) throw new Error(`Cannot migrate slot ${slot}: no node owns it`);
-      if (src === target.node.id) continue;
-      sources.set(slot, src);
-      moving.push(slot);
-    }
-    let keys = 0;
-    const bySource = new Map<string, number[]>();
-    for (const slot of moving) {
-      const src = sources.get(slot)!;
-      let list = bySource.get(src);
-      if (!list) bySource.set(src, list = []);
-      list.push(slot);
-    }
-    const CHUNK = 512;
-    for (const [srcId, list] of bySource) {
-      const source = resolve(srcId);
-      for (let i = 0; i < list.length; i += CHUNK) {
-        const part = list.slice(i, i + CHUNK);
-        await Promise.all(
-          part.map((slot) =>
-            command(target, ["CLUSTER", "SETSLOT", String(slot), "IMPORTING", srcId])
-          ),
-        );
-        await Promise.all(
-          part.map((slot) =>
-            command(source, ["CLUSTER", "SETSLOT", String(slot), "MIGRATING", target.node.id])
-          ),
-        );
-      }
-    }
-    for (const [srcId, list] of bySource) {
-      const source = resolve(srcId);
-      const counts = await Promise.all(
-        list.map((slot) => command(source, ["CLUSTER", "COUNTKEYSINSLOT", String(slot)])),
-      );
-      for (let i = 0; i < list.length; i++) {
-        if (Number(counts[i]) === 0) continue;
-        const slot = list[i]!;
-        for (;;) {
-          const found = await command(source, [
-            "CLUSTER",
-            "GETKEYSINSLOT",
-            String(slot),
-            String(perBatch),
-          ]);
-          const batch = (found as RespValue[]).map((k) => k as RedisArgument);
-          if (batch.length === 0) break;
-          await command(source, [
-            "MIGRATE",
-            target.node.host,
-            String(target.node.port),
-            "",
-            "0",
-            String(migrateTimeout),
-            "KEYS",
-            ...batch,
-          ]);
-          keys += batch.length;
-          if (pauseMs > 0) await pause(pauseMs);
-        }
-      }
-    }
-    await mo.beforeFinalize?.();
-    // SETSLOT NODE on the target first, then the source, then every other primary (replicas
-    // refuse SETSLOT and follow their primary).
-    for (const [srcId, list] of bySource) {
-      const source = resolve(srcId);
-      const order = [
-        target,
-        source,
-        ...running().filter((s) => s !== target && s !== source && s.role === "primary"),
-      ];
-      for (const s of order) {
-        if (!s.proc.running) continue;
-        for (let i = 0; i < list.length; i += CHUNK) {
-          await Promise.all(
-            list.slice(i, i + CHUNK).map((slot) =>
-              command(s, ["CLUSTER", "SETSLOT", String(slot), "NODE", target.node.id])
-            ),
-          );
-        }
-      }
-    }
-    await waitStable();
-    return { slots: moving, keys, sources };
+  const migrations: MigrationHost<NodeState> = {
+    resolve,
+    refresh,
+    ownerOf: (slot) => owners[slot],
+    command,
+    pause,
+    running,
+    waitStable: () => waitStable(),
   };
 
   const cluster: RedisCluster = {
@@ -723,8 +508,8 @@ async function startRedisClusterOnce(options: RedisClusterOptions): Promise<Redi
     },
     refresh,
     waitStable,
-    migrateSlot: (slot, to, mo) => migrateSlots([slot], to, mo),
-    migrateSlots,
+    migrateSlot: (slot, to, mo) => migrateSlots(migrations, [slot], to, mo),
+    migrateSlots: (slots, to, mo) => migrateSlots(migrations, slots, to, mo),
     async failover(p, fo = {}) {
       await refresh();
       const primary = resolve(p);
@@ -771,7 +556,11 @@ async function startRedisClusterOnce(options: RedisClusterOptions): Promise<Redi
         }
         const share = Math.ceil(mine.length / Math.max(1, primaries.length));
         for (let i = 0; i < primaries.length && i * share < mine.length; i++) {
-          await migrateSlots(mine.slice(i * share, (i + 1) * share), primaries[i]!.node.id);
+          await migrateSlots(
+            migrations,
+            mine.slice(i * share, (i + 1) * share),
+            primaries[i]!.node.id,
+          );
         }
         for (const r of others.filter((s) => s.primaryId === id)) {
           await command(r, ["CLUSTER", "REPLICATE", primaries[0]!.node.id]);

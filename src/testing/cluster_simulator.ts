@@ -14,7 +14,6 @@ import {
   formatSlots,
   hostPort,
   type NotificationStyle,
-  parseSlots,
   smigratedFrame,
   smigratingFrame,
 } from "./_notifications.ts";
@@ -22,7 +21,9 @@ import { ProxyConnection, type ProxyHost } from "./_proxy_connection.ts";
 import { type RedisCluster, type RedisClusterNode, startRedisCluster } from "./_redis_cluster.ts";
 import { type HttpServer, serveHttp } from "./_http_server.ts";
 import { handleApi } from "./_http_api.ts";
-import { parseEndpoint } from "./maintenance_simulator.ts";
+import { parseEndpoint } from "./parse_endpoint.ts";
+import { clusterAction, type ClusterActionHost } from "./_cluster_actions.ts";
+import { migrationPairs, planSlotMigration } from "./_slot_migration_plan.ts";
 import type {
   ActionStatus,
   ClusterNodeInfo,
@@ -32,7 +33,6 @@ import type {
   NotificationRecord,
   NotificationType,
   RedirectInfo,
-  SlotMigrateEffect,
   SlotMigrateOptions,
   SlotMigrateResult,
   SlotMigrationEntry,
@@ -51,8 +51,6 @@ interface NodeProxy {
 
 /** MOVED / ASK records kept (the older half is dropped beyond it). */
 const REDIRECT_LOG_LIMIT = 200_000;
-
-const EFFECTS: readonly SlotMigrateEffect[] = ["remove-add", "remove", "add", "slot-shuffle"];
 
 /**
  * A real Redis Cluster (redis-server 7.0 processes, `cluster-enabled yes`) on loopback, with a
@@ -98,6 +96,11 @@ export class ClusterMaintenanceSimulator {
   #redirects: RedirectInfo[] = [];
   #timers = new Set<() => void>();
   #closed = false;
+  readonly #actionHost: ClusterActionHost = {
+    slotMigrate: (o) => this.slotMigrate(o),
+    closeAll: () => this.#closeAll(),
+    timers: this.#timers,
+  };
 
   private constructor(options: ClusterSimulatorOptions) {
     this.#options = options;
@@ -356,79 +359,12 @@ export class ClusterMaintenanceSimulator {
 
   async #slotMigrate(options: SlotMigrateOptions): Promise<SlotMigrateResult> {
     this.#assertOpen();
-    const effect = options.effect ?? "slot-shuffle";
-    if (!EFFECTS.includes(effect)) {
-      throw new RangeError(
-        `Cannot migrate slots: unknown effect "${effect}", expected ${EFFECTS.join(", ")}`,
-      );
-    }
-    const requested = typeof options.slots === "string"
-      ? parseSlots(options.slots)
-      : options.slots === undefined
-      ? undefined
-      : [...options.slots];
-    if (requested !== undefined) {
-      for (const s of requested) {
-        if (!Number.isInteger(s) || s < 0 || s > 16383) {
-          throw new RangeError(`Cannot migrate slots: ${s} is not a slot of 0-16383`);
-        }
-      }
-      if (requested.length === 0) throw new RangeError(`Cannot migrate slots: no slot given`);
-    }
+    const { plan, moving, sourceOf, involved, added } = await planSlotMigration(
+      this.#cluster,
+      options,
+      (t) => this.#nodeBy(t),
+    );
     const c = this.#cluster;
-    await c.refresh();
-    const owned = () => c.primaries().filter((p) => c.slotsOf(p).length > 0);
-    const byIndex = (a: RedisClusterNode, b: RedisClusterNode) => a.index - b.index;
-    const primaries = owned().sort(byIndex);
-    if (primaries.length === 0) throw new Error(`Cannot migrate slots: no primary owns a slot`);
-    const explicit = options.target === undefined ? undefined : this.#nodeBy(options.target);
-
-    // plan: destination id -> slots
-    const plan = new Map<string, number[]>();
-    const put = (dst: string, slot: number) => {
-      let l = plan.get(dst);
-      if (!l) plan.set(dst, l = []);
-      l.push(slot);
-    };
-    const last = primaries[primaries.length - 1]!;
-    const next = (n: RedisClusterNode, pool: RedisClusterNode[]) => {
-      const after = pool.filter((p) => p !== n);
-      if (after.length === 0) throw new RangeError(`Cannot migrate slots: no other primary`);
-      return after.find((p) => p.index > n.index) ?? after[0]!;
-    };
-    let added: RedisClusterNode | undefined;
-    if (effect === "add" || effect === "remove-add") {
-      if (explicit !== undefined) {
-        throw new RangeError(`Cannot migrate slots: "${effect}" moves them to a new node`);
-      }
-      const slots = requested ??
-        (effect === "remove-add" ? c.slotsOf(last) : primaries.flatMap((p) => {
-          const mine = c.slotsOf(p);
-          return mine.slice(0, Math.floor(mine.length / 4));
-        }));
-      added = await c.addNode();
-      for (const s of slots) put(added.id, s);
-    } else if (effect === "remove") {
-      const slots = requested ?? c.slotsOf(last);
-      const sources = new Set(slots.map((s) => c.nodeForSlot(s).id));
-      const pool = explicit ? [explicit] : primaries.filter((p) => !sources.has(p.id));
-      if (pool.length === 0) {
-        throw new RangeError(`Cannot migrate slots: "remove" needs a primary that keeps its slots`);
-      }
-      const share = Math.ceil(slots.length / pool.length);
-      slots.forEach((s, i) => put(pool[Math.floor(i / share)]!.id, s));
-    } else {
-      const slots = requested ?? primaries.flatMap((p) => c.slotsOf(p).slice(0, 100));
-      for (const s of slots) {
-        const owner = c.nodeForSlot(s);
-        const dst = explicit ?? next(owner, primaries);
-        if (dst !== owner) put(dst.id, s);
-      }
-    }
-    const moving = [...plan.values()].flat();
-    if (moving.length === 0) throw new RangeError(`Cannot migrate slots: nothing would move`);
-    const sourceOf = new Map<number, string>(moving.map((s) => [s, c.nodeForSlot(s).id]));
-    const involved = new Set<string>([...plan.keys(), ...sourceOf.values()]);
 
     // SMIGRATING
     const smigratingSeq = this.#seq++;
@@ -463,17 +399,7 @@ export class ClusterMaintenanceSimulator {
     this.#assertOpen();
 
     // SMIGRATED: one entry per source and destination pair
-    const pairs = new Map<string, { src: string; dst: string; slots: number[] }>();
-    for (const [dst, slots] of plan) {
-      for (const s of slots) {
-        const src = sourceOf.get(s)!;
-        const k = `${src} ${dst}`;
-        let e = pairs.get(k);
-        if (!e) pairs.set(k, e = { src, dst, slots: [] });
-        e.slots.push(s);
-      }
-    }
-    const entries: SlotMigrationEntry[] = [...pairs.values()].map((e) => ({
+    const entries: SlotMigrationEntry[] = migrationPairs(plan, sourceOf).map((e) => ({
       source: this.#addressOf(e.src),
       destination: this.#addressOf(e.dst),
       slots: formatSlots(e.slots),
@@ -529,7 +455,7 @@ export class ClusterMaintenanceSimulator {
   startAction(type: string, parameters: Record<string, unknown> = {}): string {
     this.#assertOpen();
     // Actions run one after another, like the fault injector's queue.
-    return this.#actions.start(this.#actionRunner(type, parameters));
+    return this.#actions.start(clusterAction(this.#actionHost, type, parameters));
   }
 
   /**
@@ -694,93 +620,23 @@ export class ClusterMaintenanceSimulator {
     return n;
   }
 
+  /** Closes every client connection of every node (a proxy restart); returns how many. */
+  #closeAll(): number {
+    let closed = 0;
+    for (const px of this.#proxies) {
+      for (const c of [...px.conns]) {
+        if (!c.isClosing) {
+          c.close();
+          closed++;
+        }
+      }
+    }
+    return closed;
+  }
+
   #record(e: NotificationRecord): void {
     this.#events.push(e);
     for (const w of [...this.#eventWaiters]) w();
-  }
-
-  #actionRunner(type: string, p: Record<string, unknown>): () => Promise<unknown> {
-    const num = (...names: string[]): number | undefined => {
-      for (const n of names) {
-        const v = p[n];
-        if (v !== undefined && v !== null && v !== "") {
-          const x = Number(v);
-          if (!Number.isFinite(x)) {
-            throw new TypeError(`Cannot run "${type}": "${n}" is not a number`);
-          }
-          return x;
-        }
-      }
-      return undefined;
-    };
-    switch (type) {
-      case "slot_migrate": {
-        const effect = String(p.effect ?? "slot-shuffle") as SlotMigrateEffect;
-        if (!EFFECTS.includes(effect)) {
-          throw new TypeError(
-            `Cannot run "slot_migrate": unknown effect "${effect}", expected ${EFFECTS.join(", ")}`,
-          );
-        }
-        const slots = p.slots;
-        const target = p.target;
-        const options: SlotMigrateOptions = {
-          effect,
-          slots: Array.isArray(slots)
-            ? slots.map(Number)
-            : slots === undefined || slots === null
-            ? undefined
-            : String(slots),
-          target: typeof target === "number" || typeof target === "string" ? target : undefined,
-          delayMs: num("delay_ms", "delayMs"),
-          keysPerBatch: num("keys_per_batch", "keysPerBatch"),
-          pauseBetweenKeysMs: num("pause_between_keys_ms", "pauseBetweenKeysMs"),
-          finalizeDelayMs: num("finalize_delay_ms", "finalizeDelayMs"),
-          notify: p.notify === "involved" ? "involved" : undefined,
-          entryShape: (p.entry_shape ?? p.entryShape) === "pairs" ? "pairs" : undefined,
-          smigratedCopies: num("smigrated_copies", "smigratedCopies"),
-        };
-        return () => this.slotMigrate(options);
-      }
-      case "dmc_restart":
-      case "proxy_restart":
-        return () => {
-          let closed = 0;
-          for (const px of this.#proxies) {
-            for (const c of [...px.conns]) {
-              if (!c.isClosing) {
-                c.close();
-                closed++;
-              }
-            }
-          }
-          return Promise.resolve({ closed });
-        };
-      case "sleep": {
-        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
-        return async () => {
-          if (!await sleepOrClosed(ms, this.#timers)) throw closedError();
-          return { slept: ms };
-        };
-      }
-      case "sequence_of_actions": {
-        const list = p.actions;
-        if (!Array.isArray(list)) {
-          throw new TypeError(`Cannot run "sequence_of_actions": "actions" must be an array`);
-        }
-        const steps = list.map((a: { type?: unknown; parameters?: unknown }) =>
-          this.#actionRunner(String(a?.type), (a?.parameters ?? {}) as Record<string, unknown>)
-        );
-        return async () => {
-          const out: unknown[] = [];
-          for (const s of steps) out.push(await s());
-          return out;
-        };
-      }
-      default:
-        throw new TypeError(
-          `Cannot run action "${type}": expected slot_migrate, dmc_restart, sleep or sequence_of_actions`,
-        );
-    }
   }
 
   #debug(message: string): void {

@@ -6,7 +6,8 @@
  */
 
 import { ActionQueue, closedError, sleepOrClosed } from "./_action_queue.ts";
-import { splitEndpoint } from "../endpoint.ts";
+import { parseEndpoint } from "./parse_endpoint.ts";
+import { moving, movingReplay, movingTarget, type MovingWindow } from "./_moving_windows.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { defaultListen, type Listener, type ListenFunction } from "../transport/listen.ts";
 import type { Connector } from "../transport/types.ts";
@@ -22,12 +23,14 @@ import {
   type ProxyConnection as Conn,
   type ProxyHost,
 } from "./_proxy_connection.ts";
-import { oneCommand, openControl, parseInfo } from "./_redis_control.ts";
-import { type SpawnedRedis, spawnRedis } from "./_redis_process.ts";
+import type { SpawnedRedis } from "./_redis_process.ts";
 import { type HttpServer, serveHttp } from "./_http_server.ts";
 import { handleApi } from "./_http_api.ts";
 import { RestMock } from "./rest_mock.ts";
-import type { BlackholeOptions, FaultState, SimulatorFaults } from "./simulator_faults.ts";
+import type { SimulatorFaults } from "./simulator_faults.ts";
+import { FaultSwitches } from "./_fault_switches.ts";
+import { maintenanceAction, type MaintenanceActionHost } from "./_maintenance_actions.ts";
+import { promoteReplica, spawnReplicaOf } from "./_replication.ts";
 import type {
   ActionStatus,
   BindOptions,
@@ -43,62 +46,10 @@ import type {
   NotificationType,
 } from "./types.ts";
 
-/**
- * Parses `"host:port"`, `"[v6]:port"` or `"redis://host:port"` (or passes an endpoint through).
- *
- * @param value The endpoint.
- * @param defaults Used for a missing host or port.
- * @returns The endpoint.
- * @throws {TypeError} When the value cannot be parsed.
- *
- * @example
- * ```ts
- * import { parseEndpoint } from "@edge/redis/testing";
- * console.log(parseEndpoint("127.0.0.1:6379")); // { host: "127.0.0.1", port: 6379 }
- * ```
- */
-export function parseEndpoint(
-  value: Partial<Endpoint> | string,
-  defaults: Endpoint = { host: "127.0.0.1", port: 0 },
-): Endpoint {
-  if (typeof value !== "string") {
-    return { host: value.host ?? defaults.host, port: value.port ?? defaults.port };
-  }
-  const s = value.trim().replace(/^rediss?:\/\//, "").replace(/\/.*$/, "").replace(/^.*@/, "");
-  // A missing port (`host`, `[v6]`) or host (`:port`) takes the default; the one endpoint parser
-  // reads the rest (lenient only to let the host be empty: bare IPv6 is refused below).
-  const hasPort = s.startsWith("[") ? s.includes("]:") : s.includes(":");
-  const e = splitEndpoint(hasPort ? s : `${s}:${defaults.port}`, true);
-  const why = typeof e === "string"
-    ? e
-    : !s.startsWith("[") && e.host.includes(":")
-    ? "an IPv6 address needs brackets, e.g. [::1]:6379"
-    : undefined;
-  if (why !== undefined || typeof e === "string") {
-    throw new TypeError(`Cannot parse the endpoint "${value}": ${why}`);
-  }
-  return { host: e.host === "" ? defaults.host : e.host, port: e.port };
-}
-
 interface Bound {
   endpoint: Endpoint;
   key: string;
   listener: Listener;
-}
-
-interface MovingWindow {
-  seq: number;
-  endAt: number;
-  target: Endpoint;
-  /** Endpoint keys whose connections are moving. */
-  from: Set<string>;
-  /** Connections accepted on `from` from this time on count as the new place's (DNS followed). */
-  dnsAt: number;
-}
-
-/** Whether `c` is an old-endpoint connection of window `w`. */
-function moving(w: MovingWindow, c: Conn): boolean {
-  return w.from.has(key(c.endpoint)) && c.createdAt < w.dnsAt;
 }
 
 function key(e: Endpoint): string {
@@ -154,12 +105,11 @@ export class MaintenanceSimulator {
   readonly #actions = new ActionQueue();
   #timers = new Set<() => void>();
   #closed = false;
-  #latency = 0;
+  readonly #faults: FaultSwitches;
+  readonly #actionHost: MaintenanceActionHost;
+  readonly #debugFn = (message: string): void => this.#debug(message);
   #slow = 0;
   #stallUntil = 0;
-  #paused = false;
-  #blackhole = false;
-  #blackholeTimer: ReturnType<typeof setTimeout> | undefined;
   #gate: Promise<Endpoint> | undefined;
   #host: ProxyHost;
 
@@ -171,7 +121,15 @@ export class MaintenanceSimulator {
     this.#style = options.notificationStyle ?? "reference";
     this.#upstream = parseEndpoint(options.upstream, { host: "127.0.0.1", port: 6379 });
     this.rest = new RestMock(options.rest, () => this.endpoints());
-    this.faults = this.#makeFaults();
+    this.faults = this.#faults = new FaultSwitches(this.#conns);
+    this.#actionHost = {
+      bind: (o) => this.bind(o),
+      migrate: (o) => this.migrate(o),
+      failover: (o) => this.failover(o),
+      faults: this.#faults,
+      endBlackhole: () => this.#faults.endBlackhole(),
+      timers: this.#timers,
+    };
     this.#host = this.#makeHost();
   }
 
@@ -379,7 +337,7 @@ export class MaintenanceSimulator {
     this.#assertOpen();
     const time = options.time ?? 15;
     let replica: SpawnedRedis | undefined;
-    if (options.dataMovement === true) replica = await this.#spawnReplicaOf(this.#upstream);
+    if (options.dataMovement === true) replica = await this.#spawnReplica();
     const from = new Set(this.#bound.map((b) => b.key));
     const target = await this.#bindTarget(options.target);
     const seq = this.#seq++;
@@ -394,7 +352,14 @@ export class MaintenanceSimulator {
     let notified = 0;
     for (const c of this.#conns) {
       if (moving(window, c) && c.optedIn && c.protocol === 3 && !c.isClosing) {
-        c.inject(movingFrame(seq, time, this.#movingTarget(c, target.endpoint), this.#style));
+        c.inject(
+          movingFrame(
+            seq,
+            time,
+            movingTarget(c, target.endpoint, this.#options.hostNames),
+            this.#style,
+          ),
+        );
         notified++;
       }
     }
@@ -419,7 +384,7 @@ export class MaintenanceSimulator {
     if (replica !== undefined) {
       const to = { host: replica.host, port: replica.port };
       const from = this.#upstream;
-      await this.#switchAll(to, () => this.#promote(to, from));
+      await this.#switchAll(to, () => promoteReplica(this.connector, to, from, this.#debugFn));
     }
     return { seq, target: { ...target.endpoint }, upstream: this.upstream, notified, closed };
   }
@@ -464,7 +429,7 @@ export class MaintenanceSimulator {
       ok = await sleepOrClosed(Math.max(time * 1000, stall), this.#timers);
     } finally {
       if (slow > 0) this.#slow -= slow;
-      this.#kickAll();
+      this.#faults.kickAll();
     }
     if (!ok) throw closedError();
     const migratedSeq = this.#seq++;
@@ -510,7 +475,7 @@ export class MaintenanceSimulator {
     let replica: Endpoint;
     if (options.replica !== undefined) replica = parseEndpoint(options.replica);
     else {
-      const r = await this.#spawnReplicaOf(this.#upstream);
+      const r = await this.#spawnReplica();
       replica = { host: r.host, port: r.port };
     }
     const failingOverSeq = this.#seq++;
@@ -527,7 +492,10 @@ export class MaintenanceSimulator {
     });
     if (!await sleepOrClosed(time * 1000, this.#timers)) throw closedError();
     const from = this.#upstream;
-    await this.#switchAll(replica, () => this.#promote(replica, from));
+    await this.#switchAll(
+      replica,
+      () => promoteReplica(this.connector, replica, from, this.#debugFn),
+    );
     const failedOverSeq = this.#seq++;
     const frame = endFrame("FAILED_OVER", failedOverSeq, json, this.#style);
     this.#retained = frame;
@@ -563,7 +531,7 @@ export class MaintenanceSimulator {
   startAction(type: string, parameters: Record<string, unknown> = {}): string {
     this.#assertOpen();
     // Actions run one after another, like the fault injector's queue.
-    return this.#actions.start(this.#actionRunner(type, parameters));
+    return this.#actions.start(maintenanceAction(this.#actionHost, type, parameters));
   }
 
   /**
@@ -579,102 +547,6 @@ export class MaintenanceSimulator {
    */
   actionStatus(id: string): ActionStatus | undefined {
     return this.#actions.status(id);
-  }
-
-  #actionRunner(type: string, p: Record<string, unknown>): () => Promise<unknown> {
-    const num = (...names: string[]): number | undefined => {
-      for (const n of names) {
-        const v = p[n];
-        if (v !== undefined && v !== null && v !== "") {
-          const x = Number(v);
-          if (!Number.isFinite(x)) {
-            throw new TypeError(`Cannot run "${type}": "${n}" is not a number`);
-          }
-          return x;
-        }
-      }
-      return undefined;
-    };
-    const shards = (): string[] | undefined => {
-      const v = p.shard_ids ?? p.shardIds ?? p.shard_id;
-      if (v === undefined) return undefined;
-      return (Array.isArray(v) ? v : [v]).map(String);
-    };
-    switch (type) {
-      case "bind":
-        return () =>
-          this.bind({
-            time: num("time"),
-            target: (p.target as string | Endpoint | undefined) ?? undefined,
-            dataMovement: Boolean(p.data_movement ?? p.dataMovement ?? false),
-            dnsDelay: num("dns_delay", "dnsDelay"),
-          });
-      case "migrate":
-        return () =>
-          this.migrate({
-            time: num("time"),
-            shardIds: shards(),
-            stallMs: num("stall_ms", "stallMs"),
-            slowMs: num("slow_ms", "slowMs"),
-          });
-      case "failover":
-        return () =>
-          this.failover({
-            time: num("time"),
-            shardIds: shards(),
-            replica: p.replica as string | Endpoint | undefined,
-          });
-      case "dmc_restart":
-      case "proxy_restart":
-        return () => Promise.resolve({ closed: this.faults.closeAll() });
-      case "sleep": {
-        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
-        return async () => {
-          if (!await sleepOrClosed(ms, this.#timers)) throw closedError();
-          return { slept: ms };
-        };
-      }
-      case "network_failure": {
-        const kind = String(p.kind ?? p.type ?? "blackhole");
-        const ms = num("duration_ms", "durationMs") ?? (num("duration") ?? 1) * 1000;
-        const latency = num("latency_ms", "latencyMs", "delay_ms") ?? 100;
-        if (!["blackhole", "latency", "pause", "close"].includes(kind)) {
-          throw new TypeError(
-            `Cannot run "network_failure": unknown kind "${kind}", expected blackhole, latency, pause or close`,
-          );
-        }
-        return async () => {
-          if (kind === "close") return { closed: this.faults.closeAll() };
-          if (kind === "blackhole") this.faults.blackhole();
-          else if (kind === "latency") this.faults.latency(latency);
-          else this.faults.pause();
-          const ok = await sleepOrClosed(ms, this.#timers);
-          if (kind === "blackhole") this.#endBlackhole();
-          else if (kind === "latency") this.faults.latency(0);
-          else this.faults.resume();
-          if (!ok) throw closedError();
-          return { kind, durationMs: ms };
-        };
-      }
-      case "sequence_of_actions": {
-        const list = p.actions;
-        if (!Array.isArray(list)) {
-          throw new TypeError(`Cannot run "sequence_of_actions": "actions" must be an array`);
-        }
-        const steps = list.map((a: { type?: unknown; parameters?: unknown }) =>
-          this.#actionRunner(String(a?.type), (a?.parameters ?? {}) as Record<string, unknown>)
-        );
-        return async () => {
-          const out: unknown[] = [];
-          for (const s of steps) out.push(await s());
-          return out;
-        };
-      }
-      default:
-        throw new TypeError(
-          `Cannot run action "${type}": expected bind, migrate, failover, network_failure, dmc_restart, sleep or sequence_of_actions`,
-        );
-    }
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
@@ -695,7 +567,7 @@ export class MaintenanceSimulator {
     this.#closed = true;
     for (const cancel of [...this.#timers]) cancel();
     this.#timers.clear();
-    if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
+    this.#faults.dispose();
     await Promise.all(this.#bound.map((b) => b.listener.close()));
     await this.#http?.close();
     for (const c of [...this.#conns]) c.destroy();
@@ -753,18 +625,6 @@ export class MaintenanceSimulator {
     return this.#bindListener({ host: first.host, port: 0 });
   }
 
-  #movingTarget(conn: Conn, target: Endpoint): string | null {
-    const type = conn.endpointType;
-    if (type === null || type === "none") return null;
-    if (type.endsWith("-fqdn")) {
-      const names = this.#options.hostNames ?? {};
-      const name = names[target.host] ??
-        (target.host === "127.0.0.1" || target.host === "::1" ? "localhost" : target.host);
-      return hostPort(name, target.port);
-    }
-    return hostPort(target.host, target.port);
-  }
-
   #broadcast(frame: Uint8Array): number {
     let n = 0;
     for (const c of this.#conns) {
@@ -781,105 +641,18 @@ export class MaintenanceSimulator {
     for (const w of [...this.#eventWaiters]) w();
   }
 
-  #kickAll(): void {
-    for (const c of this.#conns) c.kick();
-  }
-
-  async #ping(host: string, port: number): Promise<boolean> {
-    try {
-      return (await oneCommand(this.connector, host, port, ["PING"])) === "PONG";
-    } catch {
-      return false;
-    }
-  }
-
-  async #spawnReplicaOf(primary: Endpoint): Promise<SpawnedRedis> {
-    const r = await spawnRedis(
-      { host: "127.0.0.1", command: this.#options.redisServer },
-      (h, p) => this.#ping(h, p),
-    );
-    this.#spawned.push(r);
-    if (this.#closed) {
-      await r.stop();
-      throw closedError();
-    }
-    // The primary waits repl-diskless-sync-delay (5 s by default) before a full sync: lower it
-    // for the duration of this sync, then restore it.
-    let delay: string | undefined;
-    try {
-      const v = await oneCommand(this.connector, primary.host, primary.port, [
-        "CONFIG",
-        "GET",
-        "repl-diskless-sync-delay",
-      ]);
-      const found = v instanceof Map
-        ? v.get("repl-diskless-sync-delay")
-        : Array.isArray(v)
-        ? v[1]
-        : undefined;
-      if (typeof found === "string" && found !== "0") {
-        await oneCommand(this.connector, primary.host, primary.port, [
-          "CONFIG",
-          "SET",
-          "repl-diskless-sync-delay",
-          "0",
-        ]);
-        delay = found;
-      }
-    } catch (e) {
-      this.#debug(`cannot lower repl-diskless-sync-delay: ${(e as Error).message}`);
-    }
-    const c = await openControl(this.connector, r.host, r.port);
-    try {
-      await c.command(["REPLICAOF", primary.host, primary.port]);
-      const end = Date.now() + 15_000;
-      for (;;) {
-        const info = parseInfo(String(await c.command(["INFO", "replication"])));
-        if (info.master_link_status === "up" && info.master_sync_in_progress === "0") break;
-        if (Date.now() > end) {
-          throw new Error(
-            `Cannot synchronise the replica ${r.host}:${r.port}: no sync within 15 s`,
-          );
-        }
-        if (!await sleepOrClosed(20, this.#timers)) throw closedError();
-      }
-    } finally {
-      c.close();
-      if (delay !== undefined) {
-        await oneCommand(this.connector, primary.host, primary.port, [
-          "CONFIG",
-          "SET",
-          "repl-diskless-sync-delay",
-          delay,
-        ]).catch(() => {});
-      }
-    }
-    this.#debug(`replica ${r.host}:${r.port} (pid ${r.pid}) in sync with ${key(primary)}`);
-    return r;
-  }
-
-  async #promote(replica: Endpoint, primary: Endpoint): Promise<void> {
-    // Let the replica catch up with the primary's offset (bounded), then promote it.
-    try {
-      const p = await openControl(this.connector, primary.host, primary.port);
-      const r = await openControl(this.connector, replica.host, replica.port);
-      try {
-        const end = Date.now() + 2_000;
-        for (;;) {
-          const pi = parseInfo(String(await p.command(["INFO", "replication"])));
-          const ri = parseInfo(String(await r.command(["INFO", "replication"])));
-          if (Number(ri.slave_repl_offset ?? -1) >= Number(pi.master_repl_offset ?? 0)) break;
-          if (Date.now() > end) break;
-          await new Promise((res) => setTimeout(res, 10));
-        }
-      } finally {
-        p.close();
-        r.close();
-      }
-    } catch (e) {
-      this.#debug(`cannot compare replication offsets: ${(e as Error).message}`);
-    }
-    await oneCommand(this.connector, replica.host, replica.port, ["REPLICAOF", "NO", "ONE"]);
+  /** A replica of the current upstream, in sync, stopped on close. */
+  #spawnReplica(): Promise<SpawnedRedis> {
+    return spawnReplicaOf(this.#upstream, {
+      connector: this.connector,
+      command: this.#options.redisServer,
+      timers: this.#timers,
+      started: (r) => {
+        this.#spawned.push(r);
+        return !this.#closed;
+      },
+      debug: this.#debugFn,
+    });
   }
 
   /**
@@ -902,22 +675,14 @@ export class MaintenanceSimulator {
     }
   }
 
-  #endBlackhole(): void {
-    if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
-    this.#blackholeTimer = undefined;
-    if (!this.#blackhole) return;
-    this.#blackhole = false;
-    for (const c of [...this.#conns]) if (c.poisoned) c.close();
-  }
-
   #makeHost(): ProxyHost {
     return {
       connector: this.connector,
       rejectMaintNotifications: this.rejectMaintNotifications,
-      latencyMs: () => this.#latency + this.#slow,
-      holdUntil: () => this.#paused ? Infinity : this.#stallUntil,
-      blackholed: () => this.#blackhole,
-      paused: () => this.#paused,
+      latencyMs: () => this.#faults.latencyMs + this.#slow,
+      holdUntil: () => this.#faults.paused ? Infinity : this.#stallUntil,
+      blackholed: () => this.#faults.blackholed,
+      paused: () => this.#faults.paused,
       optInReplay: (conn) => this.#optInReplay(conn),
       closed: (conn) => {
         this.#conns.delete(conn);
@@ -927,59 +692,13 @@ export class MaintenanceSimulator {
   }
 
   #optInReplay(conn: Conn): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    if (this.#retained !== undefined) out.push(this.#retained);
-    const now = Date.now();
-    for (const w of this.#windows) {
-      if (!moving(w, conn) || w.endAt <= now) continue;
-      const remaining = Math.max(1, Math.ceil((w.endAt - now) / 1000));
-      out.push(movingFrame(w.seq, remaining, this.#movingTarget(conn, w.target), this.#style));
-    }
+    const out = this.#retained === undefined ? [] : [this.#retained];
+    const replay = movingReplay(this.#windows, conn, Date.now(), this.#options.hostNames);
+    for (const r of replay) out.push(movingFrame(r.seq, r.remaining, r.target, this.#style));
     return out;
   }
 
   #debug(message: string): void {
     this.#options.logger?.debug(`[simulator] ${message}`);
-  }
-
-  #makeFaults(): SimulatorFaults {
-    return {
-      latency: (ms: number): void => {
-        if (!(ms >= 0)) throw new RangeError(`Cannot set latency: ${ms} is not a duration in ms`);
-        this.#latency = ms;
-        this.#kickAll();
-      },
-      blackhole: (options: BlackholeOptions = {}): void => {
-        this.#blackhole = true;
-        if (this.#blackholeTimer !== undefined) clearTimeout(this.#blackholeTimer);
-        this.#blackholeTimer = undefined;
-        if (options.durationMs !== undefined) {
-          this.#blackholeTimer = setTimeout(() => this.#endBlackhole(), options.durationMs);
-        }
-      },
-      closeAll: (): number => {
-        const all = [...this.#conns].filter((c) => !c.isClosing);
-        for (const c of all) c.close();
-        return all.length;
-      },
-      pause: (): void => {
-        this.#paused = true;
-      },
-      resume: (): void => {
-        this.#paused = false;
-        this.#kickAll();
-      },
-      clear: (): void => {
-        this.#latency = 0;
-        this.#endBlackhole();
-        this.#paused = false;
-        this.#kickAll();
-      },
-      state: (): FaultState => ({
-        latencyMs: this.#latency,
-        blackhole: this.#blackhole,
-        paused: this.#paused,
-      }),
-    };
   }
 }

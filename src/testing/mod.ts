@@ -36,7 +36,8 @@
  * @module
  */
 
-export { MaintenanceSimulator, parseEndpoint } from "./maintenance_simulator.ts";
+export { MaintenanceSimulator } from "./maintenance_simulator.ts";
+export { parseEndpoint } from "./parse_endpoint.ts";
 export { ClusterMaintenanceSimulator } from "./cluster_simulator.ts";
 export type {
   ActionStatus,
