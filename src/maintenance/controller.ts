@@ -6,11 +6,7 @@
  */
 
 import type { Clock } from "../_clock.ts";
-import type {
-  MaintenanceDecision,
-  MaintenanceWindowKind,
-  WindowClosedDecision,
-} from "./decision.ts";
+import type { MaintenanceDecision } from "./decision.ts";
 import type { Endpoint } from "../endpoint.ts";
 import { endpointKeyOf } from "./endpoint.ts";
 import {
@@ -24,13 +20,29 @@ import {
   type ResolvedMaintenanceOptions,
   resolveMaintenanceOptions,
 } from "./options.ts";
-import {
-  SlotMigrationCoordinator,
-  type SlotMigrationDecision,
-} from "./slot_migration_coordinator.ts";
+import type { ConnectionSnapshot, MaintenanceSnapshot } from "./snapshot.ts";
 import { computeDrainCap, effectiveTimeout } from "./timeouts.ts";
+import {
+  closeConnectionWindow,
+  type ConnectionState,
+  type DueDecision,
+  END_OF,
+  expireConnection,
+  MAX_SEEN_PER_CONNECTION,
+  newConnectionState,
+  openConnectionWindow,
+  remember,
+} from "./_connection_state.ts";
+import { type EndpointWindow, MovingWindows } from "./_moving_windows.ts";
+import { SlotMigrationDelegation } from "./_slot_delegation.ts";
 
 export type { Clock } from "../_clock.ts";
+export type {
+  ConnectionSnapshot,
+  ConnectionWindowSnapshot,
+  EndpointWindowSnapshot,
+  MaintenanceSnapshot,
+} from "./snapshot.ts";
 
 /** Options of {@linkcode MaintenanceController.timeoutFor}. */
 export interface TimeoutForOptions {
@@ -38,115 +50,7 @@ export interface TimeoutForOptions {
   blocking?: boolean;
 }
 
-/** A connection window as listed by {@linkcode MaintenanceController.snapshot}. */
-export interface ConnectionWindowSnapshot {
-  /** What opened it. */
-  kind: "MIGRATING" | "FAILING_OVER" | "SMIGRATING";
-  /** Sequence number of the start notification. */
-  seq: number;
-  /** Clock time (ms) it opened. */
-  openedAt: number;
-  /** Clock time (ms) the backstop closes it. */
-  deadline: number;
-}
-
-/** A connection as listed by {@linkcode MaintenanceController.snapshot}. */
-export interface ConnectionSnapshot<C> {
-  /** The connection's id. */
-  connection: C;
-  /** Its endpoint key. */
-  endpoint: string;
-  /** Clock time (ms) its relaxation ends at the latest, or `undefined` when not relaxed. */
-  relaxedUntil: number | undefined;
-  /** Whether a handoff / reconnect marked it for replacement. */
-  retiring: boolean;
-  /** Its open connection windows. */
-  windows: ConnectionWindowSnapshot[];
-  /** Its effective non-blocking timeout for the `commandTimeout` given to `snapshot`. */
-  timeout: number | undefined;
-  /** Its effective blocking timeout for the `commandTimeout` given to `snapshot`. */
-  blockingTimeout: number | undefined;
-}
-
-/** An open MOVING window as listed by {@linkcode MaintenanceController.snapshot}. */
-export interface EndpointWindowSnapshot {
-  /** The endpoint key that moves. */
-  endpoint: string;
-  /** Sequence number of the latest MOVING for it. */
-  seq: number;
-  /** The pinned target, or `null` when the server gave none. */
-  target: Endpoint | null;
-  /** Clock time (ms) it opened. */
-  openedAt: number;
-  /** Clock time (ms) it ends. */
-  end: number;
-  /** Clock time (ms) of the pending reconnect to the configured endpoint, if one is pending. */
-  reconnectAt: number | undefined;
-}
-
-/** The state of a {@linkcode MaintenanceController}, for observability. */
-export interface MaintenanceSnapshot<C> {
-  /** Clock time (ms) of the snapshot. */
-  at: number;
-  /** The resolved options. */
-  options: ResolvedMaintenanceOptions;
-  /** Open MOVING windows. */
-  endpoints: EndpointWindowSnapshot[];
-  /** Attached connections. */
-  connections: ConnectionSnapshot<C>[];
-}
-
-type ConnectionWindowKind = "MIGRATING" | "FAILING_OVER";
-
-interface ConnectionWindow {
-  kind: ConnectionWindowKind;
-  seq: number;
-  openedAt: number;
-  deadline: number;
-}
-
-interface ConnectionState<C> {
-  id: C;
-  endpoint: string;
-  windows: ConnectionWindow[];
-  /** Relaxed until then by a MOVING duplicate for another endpoint (late opt-in). */
-  movingUntil: number;
-  /** Seqs this connection has handled, with the time they may be forgotten. */
-  seen: Map<number, number>;
-  retiring: boolean;
-  /** The `until` of the last `relax` reported, `undefined` when reported unrelaxed. */
-  reported: number | undefined;
-}
-
-interface EndpointWindow {
-  endpoint: string;
-  seq: number;
-  target: Endpoint | null;
-  openedAt: number;
-  end: number;
-  reconnectAt: number | undefined;
-}
-
-const END_OF: Record<string, ConnectionWindowKind> = {
-  MIGRATED: "MIGRATING",
-  FAILED_OVER: "FAILING_OVER",
-};
-
-/** Most seqs remembered per controller and per connection (bounds memory on a noisy server). */
-const MAX_SEEN = 4096;
-const MAX_SEEN_PER_CONNECTION = 256;
-
 const wallTime: Pick<Clock, "now"> = { now: () => Date.now() };
-
-function remember(seen: Map<number, number>, seq: number, until: number, max: number): void {
-  seen.delete(seq);
-  seen.set(seq, until);
-  if (seen.size > max) seen.delete(seen.keys().next().value as number);
-}
-
-function prune(seen: Map<number, number>, now: number): void {
-  for (const [seq, until] of seen) if (until <= now) seen.delete(seq);
-}
 
 /**
  * The maintenance controller (smart client handoffs): a pure state machine. Notifications,
@@ -220,13 +124,10 @@ export class MaintenanceController<C = string> {
   readonly #options: ResolvedMaintenanceOptions;
   readonly #clock: Pick<Clock, "now">;
   readonly #connections: Map<C, ConnectionState<C>> = new Map();
-  readonly #windows: Map<string, EndpointWindow> = new Map();
-  readonly #seen: Map<number, number> = new Map();
-  readonly #slots: SlotMigrationCoordinator;
-  /** Per open SMIGRATING window (by seq), the endpoint of the connection that opened it. */
-  readonly #slotOpeners: Map<number, string> = new Map();
-  /** Per delta held back during a topology refresh (by seq), the connection that delivered it. */
-  readonly #heldFrom: Map<number, C> = new Map();
+  /** The MOVING endpoint windows and their handoffs. */
+  readonly #moving: MovingWindows<C>;
+  /** The SMIGRATING / SMIGRATED windows, delegated to the client's coordinator. */
+  readonly #slots: SlotMigrationDelegation<C>;
 
   /**
    * Creates a controller.
@@ -241,7 +142,8 @@ export class MaintenanceController<C = string> {
   constructor(options?: MaintenanceOptions, clock: Pick<Clock, "now"> = wallTime) {
     this.#options = resolveMaintenanceOptions(options);
     this.#clock = clock;
-    this.#slots = new SlotMigrationCoordinator(this.#options.relaxedWindowMaxDuration, clock);
+    this.#moving = new MovingWindows(this.#options, this.#connections);
+    this.#slots = new SlotMigrationDelegation(this.#options.relaxedWindowMaxDuration, clock);
   }
 
   /** The resolved options. */
@@ -288,15 +190,7 @@ export class MaintenanceController<C = string> {
       existing.endpoint = key;
       existing.retiring = false;
     } else {
-      this.#connections.set(connection, {
-        id: connection,
-        endpoint: key,
-        windows: [],
-        movingUntil: 0,
-        seen: new Map(),
-        retiring: false,
-        reported: undefined,
-      });
+      this.#connections.set(connection, newConnectionState(connection, key));
     }
     if (this.#disabled) return [];
     return this.#expire(this.#clock.now());
@@ -396,9 +290,7 @@ export class MaintenanceController<C = string> {
         out.push({ type: "malformed", connection, name, reason });
         return out;
       }
-      const ds = this.#slots.malformedSmigrated(malformedSeq, reason);
-      this.#fromSlots(conn, ds, out);
-      if (ds.some((d) => d.type === "refresh")) {
+      if (this.#slots.malformed(conn, malformedSeq, reason, out)) {
         out.push({
           type: "malformed",
           connection,
@@ -416,20 +308,27 @@ export class MaintenanceController<C = string> {
     switch (notification.type) {
       case "MIGRATING":
       case "FAILING_OVER":
-        this.#openConnectionWindow(conn, notification.type, notification.seq, now, out);
+        openConnectionWindow(
+          conn,
+          notification.type,
+          notification.seq,
+          now,
+          now + this.#options.relaxedWindowMaxDuration,
+          out,
+        );
         break;
       case "MIGRATED":
       case "FAILED_OVER":
-        this.#closeConnectionWindow(conn, END_OF[notification.type]!, notification.seq, out);
+        closeConnectionWindow(conn, END_OF[notification.type]!, notification.seq, out);
         break;
       case "SMIGRATING":
-        this.#fromSlots(conn, this.#slots.smigrating(notification.seq, notification.slots), out);
+        this.#slots.smigrating(conn, notification.seq, notification.slots, out);
         break;
       case "SMIGRATED":
-        this.#fromSlots(conn, this.#slots.smigrated(notification.seq, notification.entries), out);
+        this.#slots.smigrated(conn, notification.seq, notification.entries, out);
         break;
       case "MOVING":
-        this.#moving(
+        this.#moving.moving(
           conn,
           notification.seq,
           notification.time * 1000,
@@ -479,10 +378,7 @@ export class MaintenanceController<C = string> {
    */
   nextDeadline(): number | undefined {
     if (this.#disabled) return undefined;
-    let next = Infinity;
-    for (const w of this.#windows.values()) {
-      next = Math.min(next, w.end, w.reconnectAt ?? Infinity);
-    }
+    let next = this.#moving.nextDeadline();
     for (const c of this.#connections.values()) {
       for (const w of c.windows) next = Math.min(next, w.deadline);
       if (c.movingUntil > 0) next = Math.min(next, c.movingUntil);
@@ -546,7 +442,7 @@ export class MaintenanceController<C = string> {
     if (this.#disabled) return [];
     const now = this.#clock.now();
     const out = this.#expire(now);
-    this.#fromSlots(undefined, this.#slots.refreshFinished(), out);
+    this.#slots.refreshFinished(out);
     out.push(...this.#expire(now));
     return out;
   }
@@ -730,20 +626,7 @@ export class MaintenanceController<C = string> {
    */
   snapshot(commandTimeout?: number): MaintenanceSnapshot<C> {
     const now = this.#clock.now();
-    const endpoints: EndpointWindowSnapshot[] = [];
-    if (!this.#disabled) {
-      for (const w of this.#windows.values()) {
-        if (w.end <= now) continue;
-        endpoints.push({
-          endpoint: w.endpoint,
-          seq: w.seq,
-          target: w.target === null ? null : { ...w.target },
-          openedAt: w.openedAt,
-          end: w.end,
-          reconnectAt: w.reconnectAt,
-        });
-      }
-    }
+    const endpoints = this.#disabled ? [] : this.#moving.snapshot(now);
     const connections: ConnectionSnapshot<C>[] = [];
     for (const c of this.#connections.values()) {
       const relaxedUntil = this.#disabled ? undefined : this.#relaxUntil(c, now);
@@ -755,12 +638,7 @@ export class MaintenanceController<C = string> {
         retiring: c.retiring,
         windows: this.#disabled ? [] : [
           ...c.windows.filter((w) => w.deadline > now).map((w) => ({ ...w })),
-          ...this.#slots.windows.filter((w) => w.deadline > now).map((w) => ({
-            kind: "SMIGRATING" as const,
-            seq: w.seq,
-            openedAt: w.openedAt,
-            deadline: w.deadline,
-          })),
+          ...this.#slots.windowSnapshots(now),
         ],
         timeout: commandTimeout === undefined
           ? undefined
@@ -787,225 +665,17 @@ export class MaintenanceController<C = string> {
   }
 
   #openWindow(endpoint: string): EndpointWindow | undefined {
-    if (this.#disabled) return undefined;
-    const w = this.#windows.get(endpoint);
-    return w !== undefined && w.end > this.#clock.now() ? w : undefined;
+    return this.#disabled ? undefined : this.#moving.open(endpoint, this.#clock.now());
   }
 
   #relaxUntil(conn: ConnectionState<C>, now: number): number | undefined {
     let until = -Infinity;
     for (const w of conn.windows) if (w.deadline > now) until = Math.max(until, w.deadline);
     if (conn.movingUntil > now) until = Math.max(until, conn.movingUntil);
-    const ew = this.#windows.get(conn.endpoint);
-    if (ew !== undefined && ew.end > now) until = Math.max(until, ew.end);
+    until = Math.max(until, this.#moving.endOf(conn.endpoint, now));
     const slots = this.#slots.relaxedUntil();
     if (slots !== undefined) until = Math.max(until, slots);
     return until === -Infinity ? undefined : until;
-  }
-
-  #openConnectionWindow(
-    conn: ConnectionState<C>,
-    kind: ConnectionWindowKind,
-    seq: number,
-    now: number,
-    out: MaintenanceDecision<C>[],
-  ): void {
-    const deadline = now + this.#options.relaxedWindowMaxDuration;
-    conn.windows.push({ kind, seq, openedAt: now, deadline });
-    out.push({
-      type: "window-opened",
-      kind,
-      seq,
-      endpoint: conn.endpoint,
-      connection: conn.id,
-      until: deadline,
-    });
-  }
-
-  /**
-   * Appends the coordinator's decisions as controller decisions. `conn` delivered the
-   * notification (`undefined`: a tick or the end of a refresh). Its `relax` / `unrelax` are
-   * dropped: `#diff` reports them per connection. A delta given out counts as applied (the
-   * caller applies it before the decisions after it).
-   */
-  #fromSlots(
-    conn: ConnectionState<C> | undefined,
-    decisions: SlotMigrationDecision[],
-    out: MaintenanceDecision<C>[],
-  ): void {
-    for (const d of decisions) {
-      switch (d.type) {
-        case "window-opened": {
-          const endpoint = conn?.endpoint ?? "";
-          this.#slotOpeners.set(d.seq, endpoint);
-          out.push({
-            type: "window-opened",
-            kind: "SMIGRATING",
-            seq: d.seq,
-            endpoint,
-            connection: conn?.id as C,
-            until: d.until,
-            slots: d.slots,
-            open: d.open,
-          });
-          break;
-        }
-        case "window-closed": {
-          const endpoint = this.#slotOpeners.get(d.seq) ?? conn?.endpoint ?? "";
-          this.#slotOpeners.delete(d.seq);
-          const end = d.reason === "end";
-          out.push({
-            type: "window-closed",
-            kind: "SMIGRATING",
-            seq: d.seq,
-            endpoint,
-            ...(end && conn !== undefined ? { connection: conn.id } : {}),
-            reason: end ? "end" : "backstop",
-            ...(d.endSeq === undefined ? {} : { endSeq: d.endSeq }),
-            open: d.open,
-          });
-          break;
-        }
-        case "deferred":
-          if (conn !== undefined) this.#heldFrom.set(d.seq, conn.id);
-          out.push({ type: "slot-delta-deferred", seq: d.seq, connection: conn?.id as C });
-          break;
-        case "apply": {
-          const from = conn?.id ?? this.#heldFrom.get(d.seq) as C;
-          this.#heldFrom.delete(d.seq);
-          out.push({
-            type: "slot-delta",
-            seq: d.seq,
-            connection: from,
-            entries: d.entries,
-            stale: d.stale,
-          });
-          this.#fromSlots(undefined, this.#slots.applied(d.seq), out);
-          break;
-        }
-        default:
-          // window-skipped (nothing to do), refresh (a `malformed` decision), relax, unrelax.
-          break;
-      }
-    }
-  }
-
-  #closeConnectionWindow(
-    conn: ConnectionState<C>,
-    kind: ConnectionWindowKind,
-    endSeq: number,
-    out: MaintenanceDecision<C>[],
-  ): void {
-    const index = conn.windows.findIndex((w) => w.kind === kind);
-    if (index === -1) return; // no open window: a replayed or lost-start end, a no-op
-    const [w] = conn.windows.splice(index, 1);
-    out.push({
-      type: "window-closed",
-      kind,
-      seq: w!.seq,
-      endpoint: conn.endpoint,
-      connection: conn.id,
-      reason: "end",
-      endSeq,
-    });
-  }
-
-  #retire(endpoint: string): C[] {
-    const ids: C[] = [];
-    for (const c of this.#connections.values()) {
-      if (c.endpoint === endpoint && !c.retiring) {
-        c.retiring = true;
-        ids.push(c.id);
-      }
-    }
-    return ids;
-  }
-
-  #moving(
-    conn: ConnectionState<C>,
-    seq: number,
-    durationMs: number,
-    target: Endpoint | null,
-    now: number,
-    out: MaintenanceDecision<C>[],
-  ): void {
-    const end = now + durationMs;
-    const rt = this.#options.relaxedTimeout;
-    const known = this.#seen.get(seq) !== undefined;
-    remember(
-      this.#seen,
-      seq,
-      Math.max(end, now + this.#options.relaxedWindowMaxDuration),
-      MAX_SEEN,
-    );
-    if (known) {
-      // Re-sent to a connection that opted in late: no second handoff, but relax it.
-      let until = end;
-      for (const w of this.#windows.values()) {
-        if (w.seq === seq && w.end > now) until = w.end;
-      }
-      const own = this.#windows.get(conn.endpoint);
-      if (own === undefined || own.end <= now) conn.movingUntil = Math.max(conn.movingUntil, until);
-      return;
-    }
-    const endpoint = conn.endpoint;
-    const open = this.#windows.get(endpoint);
-    if (open === undefined || open.end <= now) {
-      const w: EndpointWindow = {
-        endpoint,
-        seq,
-        target,
-        openedAt: now,
-        end,
-        reconnectAt: target === null ? now + durationMs / 2 : undefined,
-      };
-      this.#windows.set(endpoint, w);
-      out.push({
-        type: "window-opened",
-        kind: "MOVING",
-        seq,
-        endpoint,
-        connection: conn.id,
-        until: end,
-        target: target === null ? null : { ...target },
-      });
-      if (target !== null) {
-        out.push({
-          type: "handoff",
-          endpoint,
-          target: { ...target },
-          seq,
-          drainDeadline: now + computeDrainCap(rt, end - now),
-          windowEnd: end,
-          retire: this.#retire(endpoint),
-        });
-      }
-      return;
-    }
-    // A new MOVING while the endpoint's window is open.
-    open.seq = seq;
-    open.end = Math.max(open.end, end);
-    if (target !== null) {
-      const previous = open.target;
-      open.target = { ...target };
-      open.reconnectAt = undefined;
-      const common = {
-        endpoint,
-        target: { ...target },
-        seq,
-        drainDeadline: now + computeDrainCap(rt, open.end - now),
-        windowEnd: open.end,
-        retire: this.#retire(endpoint),
-      };
-      out.push(
-        previous === null
-          ? { type: "handoff", ...common }
-          : { type: "handoff-retarget", previousTarget: { ...previous }, ...common },
-      );
-    } else if (open.target === null && open.reconnectAt === undefined) {
-      // The previous reconnect already happened: this is a new event, reconnect again.
-      open.reconnectAt = now + durationMs / 2;
-    }
   }
 
   /** Appends `relax` / `unrelax` for every connection whose relaxation changed. */
@@ -1026,70 +696,10 @@ export class MaintenanceController<C = string> {
 
   /** Settles everything due at `now`: reconnects, MOVING ends, backstops; then relax changes. */
   #expire(now: number): MaintenanceDecision<C>[] {
-    const due: { at: number; order: number; decision: MaintenanceDecision<C> }[] = [];
-    for (const [endpoint, w] of this.#windows) {
-      if (w.reconnectAt !== undefined && w.reconnectAt <= now) {
-        const at = w.reconnectAt;
-        w.reconnectAt = undefined;
-        due.push({
-          at,
-          order: 0,
-          decision: {
-            type: "reconnect-configured",
-            endpoint,
-            seq: w.seq,
-            at,
-            drainDeadline: now +
-              computeDrainCap(this.#options.relaxedTimeout, Math.max(0, w.end - now)),
-            windowEnd: w.end,
-            retire: this.#retire(endpoint),
-          },
-        });
-      }
-      if (w.end <= now) {
-        this.#windows.delete(endpoint);
-        due.push({
-          at: w.end,
-          order: 1,
-          decision: {
-            type: "window-closed",
-            kind: "MOVING",
-            seq: w.seq,
-            endpoint,
-            reason: "expired",
-          },
-        });
-      }
-    }
-    for (const c of this.#connections.values()) {
-      if (c.movingUntil > 0 && c.movingUntil <= now) c.movingUntil = 0;
-      if (c.windows.length === 0) continue;
-      const kept: ConnectionWindow[] = [];
-      for (const w of c.windows) {
-        if (w.deadline > now) {
-          kept.push(w);
-          continue;
-        }
-        const closed: WindowClosedDecision<C> = {
-          type: "window-closed",
-          kind: w.kind as MaintenanceWindowKind,
-          seq: w.seq,
-          endpoint: c.endpoint,
-          connection: c.id,
-          reason: "backstop",
-        };
-        due.push({ at: w.deadline, order: 1, decision: closed });
-      }
-      c.windows = kept;
-      prune(c.seen, now);
-    }
-    prune(this.#seen, now);
-    const slotsDue = this.#slots.nextDeadline();
-    if (slotsDue !== undefined && slotsDue <= now) {
-      const closed: MaintenanceDecision<C>[] = [];
-      this.#fromSlots(undefined, this.#slots.tick(), closed);
-      for (const decision of closed) due.push({ at: slotsDue, order: 1, decision });
-    }
+    const due: DueDecision<C>[] = [];
+    this.#moving.expire(now, due);
+    for (const c of this.#connections.values()) expireConnection(c, now, due);
+    this.#slots.expire(now, due);
     due.sort((a, b) => a.at - b.at || a.order - b.order);
     const out = due.map((d) => d.decision);
     this.#diff(now, out);
