@@ -4,7 +4,12 @@ import assert from "node:assert/strict";
 import { type CacheEntry, CacheStore } from "../../../src/cache/cache_store.ts";
 
 function store(
-  o: { maxEntries?: number; maxBytes?: number; ttl?: number; now?: () => number } = {},
+  o: {
+    maxEntries?: number;
+    maxBytes?: number;
+    ttl?: number;
+    now?: () => number;
+  } = {},
 ) {
   return new CacheStore<string>({
     maxEntries: o.maxEntries ?? 100,
@@ -17,12 +22,21 @@ function store(
 /** The key each entry name was last stored under, so the tests can look entries up by name. */
 const keyOf = new Map<string, string>();
 
-function put(s: CacheStore<string>, key: string, id: string, value: string, bytes = 10): boolean {
+function put(
+  s: CacheStore<string>,
+  key: string,
+  id: string,
+  value: string,
+  bytes = 10,
+): boolean {
   keyOf.set(id, key);
   return s.settle(s.begin(key), key, id, value, bytes);
 }
 
-function get(s: CacheStore<string>, id: string): CacheEntry<string> | undefined {
+function get(
+  s: CacheStore<string>,
+  id: string,
+): CacheEntry<string> | undefined {
   return s.get(keyOf.get(id) ?? id, id);
 }
 
@@ -64,7 +78,11 @@ describe("CacheStore", () => {
     assert.equal(put(s, "big", "big", "x", 101), false);
     assert.equal(get(s, "big"), undefined);
     assert.ok(s.stats().bytes <= 100);
-    assert.deepEqual(["7", "8", "9"].map((id) => get(s, id)?.value), ["x", "x", "x"]);
+    assert.deepEqual(["7", "8", "9"].map((id) => get(s, id)?.value), [
+      "x",
+      "x",
+      "x",
+    ]);
   });
 
   it("drops every entry of an invalidated key and only those", () => {

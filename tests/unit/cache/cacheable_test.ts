@@ -75,7 +75,10 @@ describe("cacheable commands", () => {
 
   it("keys whose name would not survive an invalidation message are not cached", () => {
     assert.equal(cacheableKeyOf(["GET", enc.encode("é")]), "é");
-    assert.equal(cacheableKeyOf(["GET", new Uint8Array([0xff, 0xfe])]), undefined);
+    assert.equal(
+      cacheableKeyOf(["GET", new Uint8Array([0xff, 0xfe])]),
+      undefined,
+    );
     assert.equal(cacheableKeyOf(["GET", "bad\uD800"]), undefined);
     assert.equal(keyText(42), "42");
   });

@@ -2,7 +2,10 @@
 // reply is kept, and how the tracking session's steps, pushes and losses drive it.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ClientSideCache, type CommandExec } from "../../../src/cache/client_side_cache.ts";
+import {
+  ClientSideCache,
+  type CommandExec,
+} from "../../../src/cache/client_side_cache.ts";
 import type { TrackingNode } from "../../../src/cache/tracking_session.ts";
 import {
   FLAG_BINARY,
@@ -56,13 +59,18 @@ describe("ClientSideCache", () => {
     // The server names the key it stores: "+inf".
     assert.equal(t.onPush(["invalidate", ["+inf"]], "shared"), true);
     await cache.run(["GET", Infinity], undefined, RO, undefined, f.exec);
-    assert.equal(f.sent.length, 2, "the invalidation of +inf dropped the entry of Infinity");
+    assert.equal(
+      f.sent.length,
+      2,
+      "the invalidation of +inf dropped the entry of Infinity",
+    );
   });
 
   it("a script's keys are written keys: EVAL, EVALSHA and FCALL drop them, the _RO forms do not", async () => {
     const { cache } = activeCache();
     const f = fakeExec(new Map([["k", "v"]]));
-    const read = () => cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    const read = () =>
+      cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
     for (
       const script of [
         ["EVAL", "redis.call('SET', KEYS[1], 'w')", 1, "k"],
@@ -76,23 +84,42 @@ describe("ClientSideCache", () => {
       assert.equal(f.sent.length, before, "cached");
       await cache.run(script, undefined, 0, undefined, f.exec);
       await read();
-      assert.equal(f.sent.length, before + 2, `${script[0]} dropped the key it was given`);
+      assert.equal(
+        f.sent.length,
+        before + 2,
+        `${script[0]} dropped the key it was given`,
+      );
     }
     await read();
     const before = f.sent.length;
-    await cache.run(["EVAL_RO", "return 1", 1, "k"], undefined, RO, undefined, f.exec);
+    await cache.run(
+      ["EVAL_RO", "return 1", 1, "k"],
+      undefined,
+      RO,
+      undefined,
+      f.exec,
+    );
     await read();
     assert.equal(f.sent.length, before + 1, "EVAL_RO kept the entry");
   });
 
-  it("an argument of the wrong type reaches the encoder's TypeError, not a crash in the cache", async () => {
+  it("an argument of the wrong type reaches the encoder's TypeError, not a crash in the cache", () => {
     const { cache } = activeCache();
     const exec: CommandExec = (args) => {
-      throw new TypeError(`Cannot encode the command: argument 2 is ${typeof args[2]}`);
+      throw new TypeError(
+        `Cannot encode the command: argument 2 is ${typeof args[2]}`,
+      );
     };
     for (const bad of [{}, null, true]) {
       assert.throws(
-        () => cache.run(["HGET", "h", bad as never], undefined, RO, undefined, exec),
+        () =>
+          cache.run(
+            ["HGET", "h", bad as never],
+            undefined,
+            RO,
+            undefined,
+            exec,
+          ),
         /Cannot encode the command/,
       );
     }
@@ -102,8 +129,14 @@ describe("ClientSideCache", () => {
     const { cache, steps } = activeCache();
     assert.deepEqual(steps.map((s) => s.args), [["CLIENT", "TRACKING", "ON"]]);
     const f = fakeExec(new Map([["k", "v"]]));
-    assert.equal(await cache.run(["GET", "k"], undefined, RO, undefined, f.exec), "v");
-    assert.equal(await cache.run(["GET", "k"], undefined, RO, undefined, f.exec), "v");
+    assert.equal(
+      await cache.run(["GET", "k"], undefined, RO, undefined, f.exec),
+      "v",
+    );
+    assert.equal(
+      await cache.run(["GET", "k"], undefined, RO, undefined, f.exec),
+      "v",
+    );
     assert.equal(f.sent.length, 1);
     assert.equal(cache.stats().hits, 1);
     assert.equal(cache.stats().misses, 1);
@@ -152,12 +185,30 @@ describe("ClientSideCache", () => {
     const f = fakeExec(new Map([["h", "x"]]));
     await cache.run(["HGET", "h", "a"], undefined, RO, undefined, f.exec);
     await cache.run(["HGET", "h", "b"], undefined, RO, undefined, f.exec);
-    await cache.run(["HGET", "h", "a"], undefined, RO | FLAG_BINARY, undefined, f.exec);
+    await cache.run(
+      ["HGET", "h", "a"],
+      undefined,
+      RO | FLAG_BINARY,
+      undefined,
+      f.exec,
+    );
     await cache.run(["HGET", "h", "a\u0000"], undefined, RO, undefined, f.exec);
-    await cache.run(["HGET", "h", new TextEncoder().encode("a")], undefined, RO, undefined, f.exec);
+    await cache.run(
+      ["HGET", "h", new TextEncoder().encode("a")],
+      undefined,
+      RO,
+      undefined,
+      f.exec,
+    );
     assert.equal(f.sent.length, 5);
     assert.equal(cache.stats().entries, 5);
-    await cache.run(["HGET", "h", "a"], undefined, RO | FLAG_BINARY, undefined, f.exec);
+    await cache.run(
+      ["HGET", "h", "a"],
+      undefined,
+      RO | FLAG_BINARY,
+      undefined,
+      f.exec,
+    );
     assert.equal(f.sent.length, 5);
   });
 
@@ -165,9 +216,21 @@ describe("ClientSideCache", () => {
     const { cache } = activeCache();
     const f = fakeExec(new Map([["s", ["a", "b"]]]));
     const tr = (v: RespValue) => v as string[];
-    const first = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec) as string[];
+    const first = await cache.run(
+      ["SMEMBERS", "s"],
+      tr,
+      RO,
+      undefined,
+      f.exec,
+    ) as string[];
     first.push("mutated");
-    const second = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec) as string[];
+    const second = await cache.run(
+      ["SMEMBERS", "s"],
+      tr,
+      RO,
+      undefined,
+      f.exec,
+    ) as string[];
     second.push("again");
     const third = await cache.run(["SMEMBERS", "s"], tr, RO, undefined, f.exec);
     assert.deepEqual(third, ["a", "b"]);
@@ -241,9 +304,17 @@ describe("ClientSideCache", () => {
 
   it("pipelines get errors as values and they are not kept", async () => {
     const { cache } = activeCache();
-    const err = new ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value");
+    const err = new ReplyError(
+      "WRONGTYPE Operation against a key holding the wrong kind of value",
+    );
     const exec: CommandExec = () => Promise.resolve(err);
-    const v = await cache.run(["GET", "k"], undefined, RO | FLAG_ERRORS_AS_VALUES, undefined, exec);
+    const v = await cache.run(
+      ["GET", "k"],
+      undefined,
+      RO | FLAG_ERRORS_AS_VALUES,
+      undefined,
+      exec,
+    );
     assert.equal(v, err);
     assert.equal(cache.stats().entries, 0);
     const f = fakeExec(new Map([["k", "1"]]));
@@ -251,9 +322,18 @@ describe("ClientSideCache", () => {
       throw new TypeError("bad reply");
     };
     await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
-    const hit = await cache.run(["GET", "k"], boom, RO | FLAG_ERRORS_AS_VALUES, undefined, f.exec);
+    const hit = await cache.run(
+      ["GET", "k"],
+      boom,
+      RO | FLAG_ERRORS_AS_VALUES,
+      undefined,
+      f.exec,
+    );
     assert.ok(hit instanceof TypeError);
-    await assert.rejects(cache.run(["GET", "k"], boom, RO, undefined, f.exec), TypeError);
+    await assert.rejects(
+      cache.run(["GET", "k"], boom, RO, undefined, f.exec),
+      TypeError,
+    );
   });
 
   it("only keys with one of the prefixes are cached", async () => {
@@ -267,7 +347,10 @@ describe("ClientSideCache", () => {
 
 describe("TrackingSession", () => {
   it("RESP3: tracking is a step of every new shared socket; broadcast adds its prefixes", () => {
-    const cache = new ClientSideCache({ mode: "broadcast", prefixes: ["a:", "b:"] });
+    const cache = new ClientSideCache({
+      mode: "broadcast",
+      prefixes: ["a:", "b:"],
+    });
     const t = cache.tracking(3);
     assert.deepEqual(t.session("exclusive"), []);
     assert.deepEqual(t.session("shared").map((s) => s.args), [[
@@ -326,7 +409,10 @@ describe("TrackingSession", () => {
     assert.deepEqual(sub.map((s) => s.args), [["CLIENT", "ID"]]);
     sub[0]!.onReply!(42);
     assert.equal(t.active, false);
-    assert.equal(t.onPush(["subscribe", "__redis__:invalidate", 1], "subscriber"), false);
+    assert.equal(
+      t.onPush(["subscribe", "__redis__:invalidate", 1], "subscriber"),
+      false,
+    );
     assert.deepEqual(runs, [["CLIENT", "TRACKING", "OFF"], [
       "CLIENT",
       "TRACKING",
@@ -338,7 +424,10 @@ describe("TrackingSession", () => {
     // Invalidations come as messages of the channel.
     const f = fakeExec(new Map([["k", "v"]]));
     await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
-    assert.equal(t.onPush(["message", "__redis__:invalidate", ["k"]], "subscriber"), true);
+    assert.equal(
+      t.onPush(["message", "__redis__:invalidate", ["k"]], "subscriber"),
+      true,
+    );
     assert.equal(cache.stats().entries, 0);
     assert.equal(t.onPush(["message", "news", "hello"], "subscriber"), false);
     // A reconnect of the shared connection redirects again at once.
@@ -354,6 +443,10 @@ describe("TrackingSession", () => {
     t.onLost("subscriber");
     assert.equal(t.active, false);
     assert.deepEqual(t.session("shared"), []);
-    assert.equal(subs.length, 1, "the subscription is restored by the executor, not repeated");
+    assert.equal(
+      subs.length,
+      1,
+      "the subscription is restored by the executor, not repeated",
+    );
   });
 });

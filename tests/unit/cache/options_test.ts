@@ -22,9 +22,13 @@ describe("clientSideCache options", () => {
 
   it("is off unless asked for", () => {
     assert.equal(resolveClientOptions({}).clientSideCache, undefined);
-    assert.equal(resolveClientOptions({ clientSideCache: false }).clientSideCache, undefined);
     assert.equal(
-      resolveClientOptions({ clientSideCache: true }).clientSideCache?.maxEntries,
+      resolveClientOptions({ clientSideCache: false }).clientSideCache,
+      undefined,
+    );
+    assert.equal(
+      resolveClientOptions({ clientSideCache: true }).clientSideCache
+        ?.maxEntries,
       DEFAULT_MAX_ENTRIES,
     );
   });
@@ -39,11 +43,18 @@ describe("clientSideCache options", () => {
       () => resolveCacheOptions({ mode: "optin" as "default" }),
       {
         name: "TypeError",
-        message: 'Cannot use clientSideCache.mode "optin": expected "default" or "broadcast"',
+        message:
+          'Cannot use clientSideCache.mode "optin": expected "default" or "broadcast"',
       },
     );
     assert.throws(() => resolveCacheOptions({ prefixes: [""] }), TypeError);
-    assert.throws(() => resolveCacheOptions({ prefixes: ["user:", "user:1"] }), TypeError);
-    assert.deepEqual(resolveCacheOptions({ prefixes: ["a:", "a:", "b:"] }).prefixes, ["a:", "b:"]);
+    assert.throws(
+      () => resolveCacheOptions({ prefixes: ["user:", "user:1"] }),
+      TypeError,
+    );
+    assert.deepEqual(
+      resolveCacheOptions({ prefixes: ["a:", "a:", "b:"] }).prefixes,
+      ["a:", "b:"],
+    );
   });
 });
