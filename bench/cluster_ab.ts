@@ -15,9 +15,7 @@ const WORKLOADS = ["get-c50", "pipeline-set", "mget-100"];
 const here = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);
-  return i >= 0 && Deno.args[i + 1] !== undefined
-    ? Deno.args[i + 1]!
-    : fallback;
+  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1]! : fallback;
 };
 const base = resolve(arg("--base", ""));
 if (!existsSync(join(base, "bench", "cluster.ts"))) {
@@ -46,16 +44,14 @@ try {
           ? [["base", base], ["new", here]]
           : [["new", here], ["base", base]];
         for (const [name, dir] of order) {
-          const cmd = rt === "bun"
-            ? ["npx", "-y", "bun@1.4.4", `${dir}/bench/cluster.ts`]
-            : [
-              "npx",
-              "-y",
-              "deno@2.9.6",
-              "run",
-              "-A",
-              `${dir}/bench/cluster.ts`,
-            ];
+          const cmd = rt === "bun" ? ["npx", "-y", "bun@1.4.4", `${dir}/bench/cluster.ts`] : [
+            "npx",
+            "-y",
+            "deno@2.9.6",
+            "run",
+            "-A",
+            `${dir}/bench/cluster.ts`,
+          ];
           const res = spawnSync(
             cmd[0]!,
             [...cmd.slice(1), "--worker", "ours", w, seeds, duration, warmup],
@@ -66,9 +62,7 @@ try {
             (out[`${w} ${rt} ${name}`] ??= []).push(JSON.parse(line).opsPerSec);
           } catch {
             console.error(
-              `round ${r + 1} ${w} ${rt} ${name}: failed: ${
-                res.stderr?.slice(-300)
-              }`,
+              `round ${r + 1} ${w} ${rt} ${name}: failed: ${res.stderr?.slice(-300)}`,
             );
           }
         }
@@ -78,8 +72,7 @@ try {
 } finally {
   await cluster.stop();
 }
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 console.log("| Workload | Runtime | Base ops/s | This ops/s | This/base |");
 console.log("| --- | --- | ---: | ---: | ---: |");
 for (const w of WORKLOADS) {

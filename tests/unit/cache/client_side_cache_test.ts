@@ -2,10 +2,7 @@
 // reply is kept, and how the tracking session's steps, pushes and losses drive it.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  ClientSideCache,
-  type CommandExec,
-} from "../../../src/cache/client_side_cache.ts";
+import { ClientSideCache, type CommandExec } from "../../../src/cache/client_side_cache.ts";
 import type { TrackingNode } from "../../../src/cache/tracking_session.ts";
 import {
   FLAG_BINARY,
@@ -69,8 +66,7 @@ describe("ClientSideCache", () => {
   it("a script's keys are written keys: EVAL, EVALSHA and FCALL drop them, the _RO forms do not", async () => {
     const { cache } = activeCache();
     const f = fakeExec(new Map([["k", "v"]]));
-    const read = () =>
-      cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    const read = () => cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
     for (
       const script of [
         ["EVAL", "redis.call('SET', KEYS[1], 'w')", 1, "k"],

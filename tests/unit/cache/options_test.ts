@@ -43,8 +43,7 @@ describe("clientSideCache options", () => {
       () => resolveCacheOptions({ mode: "optin" as "default" }),
       {
         name: "TypeError",
-        message:
-          'Cannot use clientSideCache.mode "optin": expected "default" or "broadcast"',
+        message: 'Cannot use clientSideCache.mode "optin": expected "default" or "broadcast"',
       },
     );
     assert.throws(() => resolveCacheOptions({ prefixes: [""] }), TypeError);
