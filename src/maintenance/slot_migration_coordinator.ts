@@ -19,6 +19,8 @@ import type { SlotRange } from "./slots.ts";
 const SLOTS = 16384;
 /** Most seqs remembered (bounds memory on a noisy server). */
 const MAX_SEEN = 4096;
+/** Most windows open at once; past it the oldest closes early. */
+export const MAX_WINDOWS = 1024;
 
 /** A decision of the coordinator, for its caller to carry out. */
 export type SlotMigrationDecision =
@@ -182,6 +184,18 @@ export class SlotMigrationCoordinator {
     }
     const now = this.#clock.now();
     const w: SlotMigrationWindow = { seq, slots, openedAt: now, deadline: now + this.#maxWindow };
+    if (this.#windows.length >= MAX_WINDOWS) {
+      // A server (or a proxy) announcing migrations without end: the oldest window closes
+      // early, as if its backstop had passed, so memory and the work per notification stay
+      // bounded (the client stays relaxed while the others are open).
+      const oldest = this.#windows.shift()!;
+      out.push({
+        type: "window-closed",
+        seq: oldest.seq,
+        reason: "expired",
+        open: this.#windows.length,
+      });
+    }
     this.#windows.push(w);
     out.push({
       type: "window-opened",
@@ -362,17 +376,18 @@ export class SlotMigrationCoordinator {
   #expire(): SlotMigrationDecision[] {
     const now = this.#clock.now();
     const out: SlotMigrationDecision[] = [];
-    for (let i = 0; i < this.#windows.length;) {
-      const w = this.#windows[i]!;
-      if (w.deadline <= now) {
-        this.#windows.splice(i, 1);
-        out.push({
-          type: "window-closed",
-          seq: w.seq,
-          reason: "expired",
-          open: this.#windows.length,
-        });
-      } else i++;
+    // Windows are kept in the order they opened, with one backstop length: their deadlines
+    // never decrease, so the expired ones are at the front (the work is what expired, not all).
+    const windows = this.#windows;
+    let n = 0;
+    while (n < windows.length && windows[n]!.deadline <= now) n++;
+    if (n === 0) return out;
+    for (const w of windows.splice(0, n)) {
+      out.push({ type: "window-closed", seq: w.seq, reason: "expired", open: 0 });
+    }
+    // `open` as each close left it, as before.
+    for (let i = 0; i < out.length; i++) {
+      (out[i] as { open: number }).open = windows.length + out.length - 1 - i;
     }
     return out;
   }

@@ -2,6 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  MAX_WINDOWS,
   SlotMigrationCoordinator,
   type SlotMigrationDecision,
 } from "../../../src/maintenance/slot_migration_coordinator.ts";
@@ -39,6 +40,29 @@ describe("SlotMigrationCoordinator", () => {
     assert.equal(c.relaxed, true, "still relaxed: the delta is not applied yet");
     assert.deepEqual(c.pending, [11]);
     assert.deepEqual(types(c.applied(11)), ["unrelax"]);
+    assert.equal(c.relaxed, false);
+  });
+
+  it("50 000 SMIGRATING without an end keep at most MAX_WINDOWS open, in linear time", () => {
+    const { clock, c } = make();
+    let closed = 0;
+    for (let seq = 1; seq <= 50_000; seq++) {
+      for (const d of c.smigrating(seq, [{ start: seq % 16384, end: seq % 16384 }])) {
+        if (d.type === "window-closed") closed++;
+      }
+    }
+    assert.equal(c.windows.length, MAX_WINDOWS);
+    assert.equal(closed, 50_000 - MAX_WINDOWS, "the oldest closed early, one per new window");
+    assert.equal(c.windows[0]!.seq, 50_000 - MAX_WINDOWS + 1);
+    assert.equal(c.relaxed, true);
+    // Their backstops pass: every window closes, in order, and the client unrelaxes.
+    clock.t += 60_000;
+    const d = c.tick();
+    assert.equal(d.filter((x) => x.type === "window-closed").length, MAX_WINDOWS);
+    assert.deepEqual(
+      d.filter((x) => x.type === "window-closed").slice(0, 2).map((x) => "open" in x && x.open),
+      [MAX_WINDOWS - 1, MAX_WINDOWS - 2],
+    );
     assert.equal(c.relaxed, false);
   });
 
