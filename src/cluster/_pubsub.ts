@@ -201,17 +201,8 @@ export class ClusterPubSub implements ShardHost {
     listener?: PubSubListener<string> | PubSubListener<Uint8Array>,
     binary = false,
   ): Promise<Subscription> {
-    const list = typeof names === "string" ? [names] : [...(names ?? [])];
-    if (list.length === 0) {
-      return Promise.reject(new TypeError("Cannot subscribe: no channel given"));
-    }
-    for (const n of list) {
-      if (typeof n !== "string" || n.length === 0) {
-        return Promise.reject(
-          new TypeError("Cannot subscribe: channel names must be non-empty strings"),
-        );
-      }
-    }
+    // The names were validated by the client shell, the one place that does.
+    const list = typeof names === "string" ? [names] : [...names];
     if (this.ctx.closed) {
       return Promise.reject(new ClosedError("Cannot subscribe: the client is closed"));
     }
