@@ -29,7 +29,9 @@ export {
   type GroupCommand,
 } from "./src/client/client_shell.ts";
 export type {
+  AddListenerOptions,
   HandoffDetail,
+  ListenerOptions,
   MaintenanceEventDetail,
   ReconnectingDetail,
   RedisClientEventMap,
@@ -49,11 +51,19 @@ export {
   type NextBatch,
   Pipeline,
   type PipelineExcluded,
+  type QueuedCommand,
   Transaction,
 } from "./src/client/pipeline.ts";
 export type { ClientMaintenanceState } from "./src/client/maintenance_support.ts";
 export type { ClientSideCacheOptions } from "./src/cache/options.ts";
 export type { CacheStats } from "./src/cache/cache_store.ts";
+export {
+  METRIC_GROUPS,
+  type MetricGroup,
+  type MetricsOptions,
+  type TracingOptions,
+} from "./src/observability/metrics.ts";
+export type * from "./src/observability/otel_types.ts";
 export type {
   ConnectionSnapshot,
   ConnectionWindowSnapshot,

@@ -133,6 +133,8 @@ interface Options {
   out: string;
   /** Another checkout of this client, measured as the `base` contender (A/B of a change). */
   base: string | undefined;
+  /** Also measure ours with metrics on (default groups, every group). */
+  metrics: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -154,6 +156,8 @@ function parseArgs(argv: string[]): Options {
   --no-cluster       skip the cluster workloads (bench/cluster.ts, also skipped with --only)
   --no-cache         skip the client-side cache workload (bench/client_side_cache.ts, also with --only)
   --base dir         also measure the checkout in dir as "base@deno"/"base@bun" (A/B of a change)
+  --metrics          also measure ours with OpenTelemetry metrics on (the SDK's MeterProvider):
+                     "ours-metrics" (default groups) and "ours-metrics-all" (every group)
   --out dir          results directory (default bench/results)`,
     );
     Deno.exit(0);
@@ -169,6 +173,7 @@ function parseArgs(argv: string[]): Options {
     npx: argv.includes("--npx"),
     out: get("--out") ?? join(benchDir, "results"),
     base: get("--base"),
+    metrics: argv.includes("--metrics"),
   };
   if (opts.base !== undefined) {
     if (!existsSync(join(opts.base, "mod.ts"))) {
@@ -180,6 +185,31 @@ function parseArgs(argv: string[]): Options {
     CONTENDERS.push(
       { id: "base@deno", client: "base", runtime: "deno" },
       { id: "base@bun", client: "base", runtime: "bun" },
+    );
+  }
+  if (opts.metrics) {
+    // Right after ours in each round, so the three are interleaved.
+    const at = CONTENDERS.findIndex((c) => c.id === "ours@deno") + 1;
+    CONTENDERS.splice(
+      at,
+      0,
+      { id: "ours-metrics@deno", client: "ours-metrics", runtime: "deno" },
+      {
+        id: "ours-metrics-all@deno",
+        client: "ours-metrics-all",
+        runtime: "deno",
+      },
+    );
+    const atBun = CONTENDERS.findIndex((c) => c.id === "ours@bun") + 1;
+    CONTENDERS.splice(
+      atBun,
+      0,
+      { id: "ours-metrics@bun", client: "ours-metrics", runtime: "bun" },
+      {
+        id: "ours-metrics-all@bun",
+        client: "ours-metrics-all",
+        runtime: "bun",
+      },
     );
   }
   for (const w of opts.only ?? []) {
@@ -208,7 +238,8 @@ function parseArgs(argv: string[]): Options {
 function ensurePeers(): void {
   if (
     existsSync(join(benchDir, "node_modules", "redis")) &&
-    existsSync(join(benchDir, "node_modules", "ioredis"))
+    existsSync(join(benchDir, "node_modules", "ioredis")) &&
+    existsSync(join(benchDir, "node_modules", "@opentelemetry", "sdk-metrics"))
   ) return;
   const lock = existsSync(join(benchDir, "package-lock.json"));
   const args = lock ? ["ci", "--prefix", benchDir] : ["install", "--prefix", benchDir];
@@ -291,6 +322,7 @@ interface Sample {
   opsPerSec?: number;
   p50Us?: number;
   p99Us?: number;
+  p999Us?: number;
   peakRss?: number;
   commandsPerRead?: number;
   cpuUsPerOp?: number;
@@ -381,6 +413,7 @@ async function measureWorker(
     opsPerSec: res.opsPerSec,
     p50Us: res.p50Us,
     p99Us: res.p99Us,
+    p999Us: res.p999Us,
     peakRss: res.peakRss,
     commandsPerRead: res.commandsPerRead,
     cpuUsPerOp: res.cpuUsPerOp,
@@ -477,6 +510,7 @@ interface Cell {
   max?: number;
   p50Us?: number;
   p99Us?: number;
+  p999Us?: number;
   peakRss?: number;
   commandsPerRead?: number;
   cpuUsPerOp?: number;
@@ -512,6 +546,7 @@ function aggregate(samples: Sample[]): Map<string, Cell> {
     cell.max = Math.max(...ops);
     cell.p50Us = median(ok.map((s) => s.p50Us ?? NaN));
     cell.p99Us = median(ok.map((s) => s.p99Us ?? NaN));
+    cell.p999Us = median(ok.map((s) => s.p999Us ?? NaN));
     cell.peakRss = median(ok.map((s) => s.peakRss ?? NaN));
     cell.commandsPerRead = median(ok.map((s) => s.commandsPerRead ?? NaN));
     cell.cpuUsPerOp = median(ok.map((s) => s.cpuUsPerOp ?? NaN));
@@ -538,6 +573,7 @@ const fmtUs = (n: number | undefined): string => {
   if (n >= 10_000) return `${(n / 1000).toFixed(1)} ms`;
   return `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} µs`;
 };
+const fmtTail = (c: Cell): string => `${fmtUs(c.p50Us)} / ${fmtUs(c.p99Us)} / ${fmtUs(c.p999Us)}`;
 const fmtMb = (n: number | undefined): string =>
   n === undefined || !Number.isFinite(n) ? "—" : (n / 1048576).toFixed(0);
 const fmtCpu = (n: number | undefined): string =>
@@ -693,8 +729,8 @@ function markdown(
       "",
     );
     L.push(
-      "| Workload | Runtime | Ours | Base | Ours/base |",
-      "| --- | --- | ---: | ---: | ---: |",
+      "| Workload | Runtime | Ours | Base | Ours/base | p50 / p99 / p99.9 ours | base | CPU µs/op ours | base |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     );
     for (const w of workloads) {
       for (const rt of ["deno", "bun"] as const) {
@@ -704,7 +740,31 @@ function markdown(
         L.push(
           `| ${w.label} | ${rt === "bun" ? "Bun" : "Deno"} | ${fmtRange(ours)} | ${
             fmtRange(base)
-          } | ${fmtRatio(ours.median, base.median)} |`,
+          } | ${fmtRatio(ours.median, base.median)} | ${fmtTail(ours)} | ${fmtTail(base)} | ${
+            fmtCpu(ours.cpuUsPerOp)
+          } | ${fmtCpu(base.cpuUsPerOp)} |`,
+        );
+      }
+    }
+  }
+  if (CONTENDERS.some((c) => c.client === "ours-metrics")) {
+    L.push("", "## Metrics on (OpenTelemetry SDK) against off", "");
+    L.push(
+      "| Workload | Runtime | Off | Default groups | Every group | Default/off | Every/off |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    );
+    for (const w of workloads) {
+      for (const rt of ["deno", "bun"] as const) {
+        const off = cells.get(`${w.id}|ours@${rt}`);
+        const def = cells.get(`${w.id}|ours-metrics@${rt}`);
+        const all = cells.get(`${w.id}|ours-metrics-all@${rt}`);
+        if (off?.median === undefined || def?.median === undefined) continue;
+        L.push(
+          `| ${w.label} | ${rt === "bun" ? "Bun" : "Deno"} | ${fmtRange(off)} | ${
+            fmtRange(def)
+          } | ${all ? fmtRange(all) : "-"} | ${fmtRatio(def.median, off.median)} | ${
+            all?.median !== undefined ? fmtRatio(all.median, off.median) : "-"
+          } |`,
         );
       }
     }
@@ -713,10 +773,10 @@ function markdown(
   L.push(...targets(rows, cells, workloads));
   L.push("", "## Every contender", "");
   L.push(
-    "| Workload | Contender | ops/s median | min | max | p50 | p99 | latency of | peak RSS MB | CPU µs/op | cmds/read |",
+    "| Workload | Contender | ops/s median | min | max | p50 | p99 | p99.9 | latency of | peak RSS MB | CPU µs/op | cmds/read |",
   );
   L.push(
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
   );
   for (const w of workloads) {
     for (const c of CONTENDERS) {
@@ -726,14 +786,14 @@ function markdown(
       if (cell.median === undefined) {
         const why = c.skipped ? "skipped" : "failed";
         L.push(
-          `| ${w.label} | ${name} | ${why} | — | — | — | — | — | — | — | — |`,
+          `| ${w.label} | ${name} | ${why} | — | — | — | — | — | — | — | — | — |`,
         );
         continue;
       }
       L.push(
         `| ${w.label} | ${name} | ${fmtOps(cell.median)} | ${fmtOps(cell.min)} | ${
           fmtOps(cell.max)
-        } | ${fmtUs(cell.p50Us)} | ${fmtUs(cell.p99Us)} | ${
+        } | ${fmtUs(cell.p50Us)} | ${fmtUs(cell.p99Us)} | ${fmtUs(cell.p999Us)} | ${
           c.runtime === "server" ? "per request" : w.latency
         } | ${fmtMb(cell.peakRss)} | ${fmtCpu(cell.cpuUsPerOp)} | ${
           Number.isFinite(cell.commandsPerRead) ? cell.commandsPerRead!.toFixed(1) : "—"
@@ -833,9 +893,11 @@ async function main(): Promise<void> {
             console.error(
               `${what} ${fmtOps(s.opsPerSec).padStart(7)} ops/s  p50 ${fmtUs(s.p50Us)}  p99 ${
                 fmtUs(s.p99Us)
-              }  rss ${fmtMb(s.peakRss)} MB  cpu ${fmtCpu(s.cpuUsPerOp)} µs/op  cmds/read ${
-                s.commandsPerRead?.toFixed(1)
-              }  load ${s.loadAvg?.toFixed(1)}  (${s.wallSeconds.toFixed(1)} s)`,
+              }  p99.9 ${fmtUs(s.p999Us)}  rss ${fmtMb(s.peakRss)} MB  cpu ${
+                fmtCpu(s.cpuUsPerOp)
+              } µs/op  cmds/read ${s.commandsPerRead?.toFixed(1)}  load ${
+                s.loadAvg?.toFixed(1)
+              }  (${s.wallSeconds.toFixed(1)} s)`,
             );
           } else if (c.skipped) {
             console.error(

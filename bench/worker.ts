@@ -12,7 +12,7 @@ import { loadavg } from "node:os";
 import { KEYS, serverStats, VALUE_100K, VALUE_16 } from "./_raw.ts";
 
 /** What every contender has to offer the workloads. */
-interface Adapter {
+export interface Adapter {
   get(key: string): Promise<unknown>;
   mget(keys: readonly string[]): Promise<unknown>;
   /** Sends one explicit pipeline of `keys.length` SETs and awaits all replies. */
@@ -35,6 +35,7 @@ export interface WorkerResult {
   /** Latency of one awaited unit (see `latencyUnit`), microseconds. */
   p50Us?: number;
   p99Us?: number;
+  p999Us?: number;
   latencyUnit?: "command" | "pipeline" | "burst";
   /** VmHWM of the process (Linux), else the highest sampled RSS, bytes. */
   peakRss?: number;
@@ -63,13 +64,21 @@ const runtimeVersion = runtime === "bun"
 
 class LoadError extends Error {}
 
-/** Our client loaded from `spec` (this checkout, or the A/B base). */
-async function oursFrom(spec: string, url: string): Promise<Adapter> {
+/**
+ * Our client loaded from `spec` (this checkout, or the A/B base). `groups: "every"` in `metrics`
+ * stands for every group the loaded module names (its `METRIC_GROUPS`).
+ */
+export async function oursFrom(
+  spec: string,
+  url: string,
+  metrics?: Any,
+): Promise<Adapter> {
   const mod: Any = await import(spec);
   if (typeof mod.RedisClient !== "function") {
     throw new LoadError(`${spec} does not export RedisClient`);
   }
-  const c: Any = new mod.RedisClient({ url });
+  if (metrics?.groups === "every") metrics = { ...metrics, groups: [...mod.METRIC_GROUPS] };
+  const c: Any = new mod.RedisClient({ url, metrics });
   return {
     get: (k) => c.get(k),
     mget: (keys) => c.mget(...keys),
@@ -82,10 +91,47 @@ async function oursFrom(spec: string, url: string): Promise<Adapter> {
   };
 }
 
+/** A MeterProvider of the OpenTelemetry SDK with a reader (collected at exit only, as a
+ * periodic exporter would between exports). */
+export function sdkMetrics(): Any {
+  let sdk: Any;
+  try {
+    sdk = require("@opentelemetry/sdk-metrics");
+  } catch (e) {
+    throw new LoadError(
+      `@opentelemetry/sdk-metrics is not installed in bench/: ${errText(e)}`,
+    );
+  }
+  class Reader extends sdk.MetricReader {
+    onForceFlush() {
+      return Promise.resolve();
+    }
+    onShutdown() {
+      return Promise.resolve();
+    }
+  }
+  return { meterProvider: new sdk.MeterProvider({ readers: [new Reader()] }) };
+}
+
 /** Builds an adapter per contender. Plugging in a new client is one entry here. */
 const CLIENTS: Record<string, (url: string, port: number) => Promise<Adapter>> = {
   ours(url) {
     return oursFrom(new URL("../mod.ts", import.meta.url).href, url);
+  },
+  // Metrics on (`deno task bench --metrics`), through the real OpenTelemetry SDK: the default
+  // groups, and every group.
+  "ours-metrics"(url) {
+    return oursFrom(
+      new URL("../mod.ts", import.meta.url).href,
+      url,
+      sdkMetrics(),
+    );
+  },
+  "ours-metrics-all"(url) {
+    return oursFrom(new URL("../mod.ts", import.meta.url).href, url, {
+      ...sdkMetrics(),
+      groups: "every",
+    });
   },
   // Another checkout of this client (`deno task bench --base DIR`), for A/B runs of a change.
   base(url) {
@@ -201,7 +247,7 @@ function vmHwm(): number {
 }
 
 // ---- workloads ----
-interface Workload {
+export interface Workload {
   unit: "command" | "pipeline" | "burst";
   /** Sanity check of the replies, run once before warmup. */
   check(c: Adapter): Promise<void>;
@@ -417,6 +463,7 @@ async function main(): Promise<number> {
       opsPerSec: ops / seconds,
       p50Us: percentile(0.5),
       p99Us: percentile(0.99),
+      p999Us: percentile(0.999),
       latencyUnit: workload.unit,
       cpuUsPerOp: (cpu.user + cpu.system) / ops,
       loadAvg: loadavg()[0],

@@ -1,13 +1,15 @@
 // The Cloudflare Workers row: requests per second of a worker doing GET under workerd (the
 // open-source Workers runtime), ours against a hand-written `cloudflare:sockets` RESP loop (the
 // floor), in the same run, interleaved; the connect cost of a client per request; and the cold
-// start of our worker against one that only answers "ok".
+// start (workerd spawned to the first answered GET) of a worker of `.` alone and of the test
+// worker against one that only answers "ok".
 //
 //   npx -y deno@2.9.6 task bench:workers [--seconds 2] [--rounds 3] [--concurrency 8]
 //
 // Each request opens its own connection (the Workers I/O model: a socket belongs to the request
-// that opened it), so "ours" and "raw" both connect, GET and close per request. "ours (Durable
-// Object)" reuses one client held by a Durable Object across requests.
+// that opened it), so "ours" and "raw" both connect, GET and close per request; the module-scope
+// client opens a socket from each request that uses it. "ours (Durable Object)" reuses one client
+// held by a Durable Object across requests.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -29,6 +31,7 @@ const { values } = parseArgs({
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
+const COLD_RUNS = 7;
 
 async function load(url: string): Promise<number> {
   const end = performance.now() + SECONDS * 1000;
@@ -57,8 +60,12 @@ function fmt(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : n.toFixed(0);
 }
 
-/** Milliseconds from spawning workerd to the first answered request, for one script. */
-async function coldStart(bin: string, script: string): Promise<number> {
+/** Milliseconds from spawning workerd to the first answered request to `path`, for one script. */
+async function coldStart(
+  bin: string,
+  script: string,
+  path: string,
+): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "edge-redis-cold-"));
   const port = await freePort();
   writeFileSync(join(dir, "w.js"), script);
@@ -67,7 +74,8 @@ async function coldStart(bin: string, script: string): Promise<number> {
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [(name = "main", worker = (modules = [(name = "w.js", esModule = embed "w.js")],
-    compatibilityDate = "2025-09-01"))],
+    compatibilityDate = "2025-09-01")),
+    (name = "internet", network = (allow = ["public", "local"]))],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
 );
 `,
@@ -79,10 +87,15 @@ const config :Workerd.Config = (
   try {
     while (performance.now() - t0 < 20_000) {
       try {
-        const r = await fetch(`http://127.0.0.1:${port}/ok`);
-        await r.text();
+        const r = await fetch(`http://127.0.0.1:${port}${path}`);
+        const body = await r.text();
         if (r.ok) return performance.now() - t0;
-      } catch { /* not yet */ }
+        throw new Error(
+          `Cannot measure the cold start: status ${r.status}: ${body}`,
+        );
+      } catch (e) {
+        if ((e as Error).message.startsWith("Cannot measure")) throw e;
+      }
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error(
@@ -107,8 +120,13 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
  */
 function ioredisWorker(dir: string): string | undefined {
   if (!existsSync(join(BENCH_DIR, "node_modules", "ioredis"))) {
-    spawnSync("npm", ["ci", "--prefix", BENCH_DIR], { stdio: "ignore", cwd: BENCH_DIR });
-    if (!existsSync(join(BENCH_DIR, "node_modules", "ioredis"))) return undefined;
+    spawnSync("npm", ["ci", "--prefix", BENCH_DIR], {
+      stdio: "ignore",
+      cwd: BENCH_DIR,
+    });
+    if (!existsSync(join(BENCH_DIR, "node_modules", "ioredis"))) {
+      return undefined;
+    }
   }
   const source = `import Redis from "ioredis";
 export default {
@@ -140,7 +158,9 @@ export default {
     `--banner:js=import { createRequire as __cr } from "node:module"; const require = __cr("/");`,
     `--outfile=${out}`,
   ], { cwd: BENCH_DIR, input: source, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`Cannot bundle the ioredis worker: ${r.stderr}`);
+  if (r.status !== 0) {
+    throw new Error(`Cannot bundle the ioredis worker: ${r.stderr}`);
+  }
   return out;
 }
 
@@ -167,11 +187,18 @@ try {
     ["ours, client per request", `${worker.url}/get?${q}`],
     ["raw cloudflare:sockets loop (floor)", `${worker.url}/raw/get?${q}`],
     ...(peer
-      ? [["ioredis (nodejs_compat), client per request", `${peer.url}/?${q}`]] as [
+      ? [[
+        "ioredis (nodejs_compat), client per request",
+        `${peer.url}/?${q}`,
+      ]] as [
         string,
         string,
       ][]
       : []),
+    [
+      "ours, module-scope client (a socket per request)",
+      `${worker.url}/shared/get?key=w:bench`,
+    ],
     [
       "ours, Durable Object client (INCR)",
       `${worker.url}/do/incr?url=${encodeURIComponent(redis.url)}&key=w:do:bench`,
@@ -185,11 +212,25 @@ try {
   const cost = await fetch(`${worker.url}/cost?${q}&n=200`).then((r) => r.json());
   const bin = ensureWorkerd();
   const ours = await Deno.readTextFile(bundle.file);
+  const minBundle = await bundleWorker({
+    entry: "bench/workers_min.ts",
+    minify: true,
+  });
+  const min = await Deno.readTextFile(minBundle.file);
+  minBundle.remove();
   const ok = `export default { fetch() { return new Response("ok"); } };`;
-  const cold = { ours: [] as number[], ok: [] as number[] };
-  for (let i = 0; i < 3; i++) {
-    cold.ok.push(await coldStart(bin, ok));
-    cold.ours.push(await coldStart(bin, ours));
+  const get = `/get?${q}`;
+  const cold = {
+    ours: [] as number[],
+    min: [] as number[],
+    minOk: [] as number[],
+    ok: [] as number[],
+  };
+  for (let i = 0; i < COLD_RUNS; i++) {
+    cold.ok.push(await coldStart(bin, ok, "/"));
+    cold.minOk.push(await coldStart(bin, min, "/"));
+    cold.min.push(await coldStart(bin, min, `/?${q}`));
+    cold.ours.push(await coldStart(bin, ours, get));
   }
   const floor = median(results.get(cases[1]![0])!);
   console.log(
@@ -210,10 +251,16 @@ try {
       cost.freshMs.toFixed(2)
     } ms, GET on one client ${cost.reusedMs.toFixed(2)} ms`,
   );
+  const range = (xs: number[]) =>
+    `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`;
   console.log(
-    `cold start (spawn to first answer, median of 3): ours ${median(cold.ours).toFixed(0)} ms (${
+    `cold start (spawn to first answer, median of ${COLD_RUNS}, interleaved): "ok" worker ${
+      range(cold.ok)
+    }; \`.\` alone, first "ok" ${range(cold.minOk)}, first GET ${range(cold.min)} (${
+      (new TextEncoder().encode(min).length / 1024).toFixed(0)
+    } KB minified); test worker, first GET ${range(cold.ours)} (${
       (bundle.bytes / 1024).toFixed(0)
-    } KB minified bundle, cluster included), "ok" worker ${median(cold.ok).toFixed(0)} ms`,
+    } KB minified, cluster included)`,
   );
 } finally {
   await worker.stop();

@@ -3,11 +3,12 @@
 // to a node that joins: "remove-add") while the workers use the other primaries, then a read in
 // every moved slot; run twice: with maintenance notifications on (SMIGRATING /
 // SMIGRATED applied in place), and off (MOVED, ASK and topology refreshes only). Prints one
-// table side by side.
+// table side by side (stdout), and a progress line a second while it runs (stderr).
 //
 //   deno task demo:cluster          (needs redis-server on the PATH)
 import { RedisClusterClient } from "../src/cluster/mod.ts";
 import { ClusterMaintenanceSimulator } from "../src/testing/mod.ts";
+import { progress, type ProgressCounts } from "./_progress.ts";
 
 const WORKERS = 16;
 const COMMAND_TIMEOUT = 1000;
@@ -49,7 +50,13 @@ function count(list: { kind: string }[]): { moved: number; ask: number } {
 }
 
 async function scenario(on: boolean): Promise<Run> {
-  const sim = await ClusterMaintenanceSimulator.start({ primaries: 3 });
+  let counts: ProgressCounts = { completed: 0, failed: 0 };
+  const ticker = progress(on ? "notifications on" : "notifications off", () => counts);
+  ticker.phase = "starting the cluster";
+  const sim = await ClusterMaintenanceSimulator.start({ primaries: 3 }).catch((e) => {
+    ticker.stop();
+    throw e;
+  });
   const client = new RedisClusterClient({
     nodes: sim.seeds,
     commandTimeout: COMMAND_TIMEOUT,
@@ -70,12 +77,15 @@ async function scenario(on: boolean): Promise<Run> {
     refreshes: 0,
     migrationMs: 0,
   };
+  counts = run;
   try {
+    ticker.phase = "connecting, prefill";
     await client.connect();
     // Data to migrate, so the move takes a while (ASK replies meanwhile).
     const fill = client.pipeline();
     for (let i = 0; i < PREFILL; i++) fill.set(`demo:fill:${i}`, "x");
     await fill.exec();
+    ticker.phase = "load";
     const victim = sim.nodes().filter((n) => n.slots !== "").at(-1)!;
     const moving = slotsOf(victim.slots);
     run.slots = moving.length;
@@ -110,6 +120,7 @@ async function scenario(on: boolean): Promise<Run> {
       if (routedAt !== undefined || target === undefined) return;
       if (moving.every((s) => client.nodeForSlot(s) === target)) routedAt = Date.now();
     }, 2);
+    ticker.phase = "slot migration (remove-add)";
     const started = Date.now();
     const migration = sim.slotMigrate({
       effect: "remove-add",
@@ -127,6 +138,7 @@ async function scenario(on: boolean): Promise<Run> {
       sim.redirects({ since: smigrating.at, slots: moving }).filter((x) => x.at < smigratedAt),
     );
     // Then a read in every moved slot.
+    ticker.phase = "a read in every moved slot";
     const probeFrom = Date.now();
     await Promise.all(moving.map((s) => client.get(`{${tagFor(s)}}probe`)));
     run.probeMs = Date.now() - probeFrom;
@@ -137,12 +149,14 @@ async function scenario(on: boolean): Promise<Run> {
     clearInterval(poll);
     run.toNewOwner = routedAt === undefined ? undefined : Math.max(0, routedAt - smigratedAt);
     // (The proxies see a closed connection go within about 2 s.)
+    ticker.phase = "closing moved connections";
     await new Promise((res) => setTimeout(res, 2500));
     run.emptiedOpen = sim.connections().filter((c) => r.emptied.includes(c.endpoint)).length;
     stop = true;
     await Promise.all(workers);
     run.refreshes = client.stats().refreshes;
   } finally {
+    ticker.stop();
     await client.close();
     await sim.close();
   }

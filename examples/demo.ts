@@ -1,11 +1,13 @@
 // Smart client handoffs, live: a redis-server behind the MaintenanceSimulator, 16 workers under
 // load, a MIGRATING (with a server stall longer than the command timeout) and a MOVING (endpoint
-// rebind), run twice: with maintenance notifications on, and off. Prints a timeline and a table.
+// rebind), run twice: with maintenance notifications on, and off. Prints a timeline and a table
+// (stdout), and a progress line a second while it runs (stderr).
 //
 //   deno task demo                      starts its own redis-server
 //   REDIS_URL=redis://127.0.0.1:6379 deno task demo
 import { RedisClient } from "../mod.ts";
 import { MaintenanceSimulator } from "../src/testing/mod.ts";
+import { progress } from "./_progress.ts";
 import { spawn } from "node:child_process";
 import { createServer, Socket } from "node:net";
 
@@ -108,7 +110,10 @@ async function scenario(upstream: { host: string; port: number }, on: boolean): 
     run.replacedAt.push(Date.now() - t0);
     note("connection lost, reconnecting");
   });
+  const ticker = progress(run.label, () => run);
+  ticker.phase = "connecting";
   await client.ping();
+  ticker.phase = "load";
   let stop = false;
   const workers = Array.from({ length: WORKERS }, async (_, w) => {
     let i = 0;
@@ -131,16 +136,21 @@ async function scenario(upstream: { host: string; port: number }, on: boolean): 
   await new Promise((r) => setTimeout(r, 1000));
   run.migratingAt = Date.now() - t0;
   note("sim: MIGRATING, replies stalled 1.5 s");
+  ticker.phase = "MIGRATING (stall 1.5 s)";
   await sim.migrate({ time: 1, stallMs: 1500 });
+  ticker.phase = "load";
   await new Promise((r) => setTimeout(r, 500));
   run.movingAt = Date.now() - t0;
   note("sim: MOVING (rebind), window 4 s");
+  ticker.phase = "MOVING window (4 s)";
   await sim.bind({ time: 4 });
   run.windowEnd = Date.now() - t0;
   note("sim: window end, old connections closed");
+  ticker.phase = "after the window";
   await new Promise((r) => setTimeout(r, 1000));
   stop = true;
   await Promise.all(workers);
+  ticker.stop();
   await client.close();
   await sim.close();
   return run;

@@ -4,6 +4,10 @@
 //   REDIS_URL=redis://127.0.0.1:6379 deno run --allow-net --allow-env examples/deno_serve.ts
 //   curl -X PUT localhost:8000/kv/greeting -d hello; curl localhost:8000/kv/greeting
 //
+// Environment: REDIS_URL (default redis://127.0.0.1:6379), HOST (the address to listen on,
+// default 127.0.0.1: this machine only; HOST=0.0.0.0 for every interface, as in a container),
+// PORT (default 8000). Deno Deploy ignores both and serves on its own address.
+//
 // In an application, import from the package: `import { RedisClient } from "@edge/redis";`.
 import { RedisClient } from "../mod.ts";
 
@@ -14,11 +18,29 @@ const client = new RedisClient({
   connectTimeout: 2_000,
 });
 
+/** The key of a `/kv/<key>` path, or `undefined` when it is not valid percent-encoding. */
+function decodeKey(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined; // URIError: `%ZZ`, a lone `%`, a broken UTF-8 sequence
+  }
+}
+
+/** 400: the client's fault, not Redis's (a 503 would tell it to retry). */
+function badKey(): Response {
+  return new Response("Cannot read the key: the path is not valid percent-encoding\n", {
+    status: 400,
+  });
+}
+
 async function handle(request: Request): Promise<Response> {
   const url = new URL(request.url);
   const kv = /^\/kv\/([^/]+)$/.exec(url.pathname);
   if (kv) {
-    const key = `kv:${decodeURIComponent(kv[1]!)}`;
+    const name = decodeKey(kv[1]!);
+    if (name === undefined) return badKey();
+    const key = `kv:${name}`;
     if (request.method === "PUT") {
       await client.set(key, await request.text(), { ex: 3600 });
       return new Response(null, { status: 204 });
@@ -37,7 +59,7 @@ async function handle(request: Request): Promise<Response> {
 
 const server = Deno.serve({
   port: Number(Deno.env.get("PORT") ?? 8000),
-  hostname: Deno.env.get("HOST") ?? "0.0.0.0",
+  hostname: Deno.env.get("HOST") ?? "127.0.0.1",
   onListen: ({ hostname, port }) => console.log(`listening on http://${hostname}:${port}`),
 }, async (request) => {
   try {

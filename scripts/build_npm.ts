@@ -36,6 +36,19 @@ async function walk(dir: string): Promise<string[]> {
   return out;
 }
 
+/** The declarations of `Symbol.asyncDispose` for programs whose `lib` lacks them. */
+const DISPOSABLE = "src/_disposable.d.ts";
+const DISPOSABLE_DTS =
+  `// Symbol.asyncDispose and AsyncDisposable, as lib.esnext.disposable declares them, for a
+// TypeScript program whose lib lacks them (e.g. target es2022 with the default lib).
+interface SymbolConstructor {
+  readonly asyncDispose: unique symbol;
+}
+interface AsyncDisposable {
+  [Symbol.asyncDispose](): PromiseLike<void>;
+}
+`;
+
 /** `./src/resp/mod.ts` -> `./src/resp/mod` (the path of the emitted .js / .d.ts, no extension). */
 function emitted(source: string): string {
   return source.replace(/\.ts$/, "");
@@ -70,6 +83,8 @@ export async function buildNpm(
       outDir,
       newLine: "lf",
       removeComments: false,
+      // Members marked `@internal` are not part of the package's types.
+      stripInternal: true,
     },
     files: Object.values(exportsMap).map((p) => join(root, p)),
   };
@@ -87,6 +102,19 @@ export async function buildNpm(
       "$1$2.js$3",
     );
     if (fixed !== text) await writeFile(file, fixed);
+  }
+
+  // `Symbol.asyncDispose` and `AsyncDisposable` come with lib esnext (or esnext.disposable) or
+  // @types/node; a program with neither (target es2022 and its default lib, say) gets them from
+  // here. The declarations are the lib's own, so they merge with it where it is there.
+  await writeFile(join(outDir, DISPOSABLE), DISPOSABLE_DTS);
+  for (const file of await walk(outDir)) {
+    if (!file.endsWith(".d.ts") || file.endsWith(DISPOSABLE)) continue;
+    const text = await readFile(file, "utf8");
+    if (!/Symbol\.asyncDispose|\bAsyncDisposable\b/.test(text)) continue;
+    let ref = relative(dirname(file), join(outDir, DISPOSABLE)).replaceAll("\\", "/");
+    if (!ref.startsWith(".")) ref = `./${ref}`;
+    await writeFile(file, `/// <reference path="${ref}" />\n${text}`);
   }
 
   // The compiler emits without checking: make sure every relative import has its file.
@@ -131,6 +159,9 @@ export async function buildNpm(
     main: `${emitted(exportsMap["."]!)}.js`,
     types: `${emitted(exportsMap["."]!)}.d.ts`,
     engines: { node: ">=20" },
+    // Only the emitted code and declarations (and README, LICENSE, package.json, which npm
+    // always adds): never a tarball an earlier `npm pack` left here.
+    files: ["mod.js", "mod.d.ts", "src/**/*.js", "src/**/*.d.ts"],
     keywords: ["redis", "resp3", "deno", "bun", "client"],
   };
   await writeFile(join(outDir, "package.json"), JSON.stringify(pkg, null, 2) + "\n");

@@ -1,5 +1,7 @@
 // Runs the whole test suite under Deno and under Bun, installing what is missing first.
 // Usage: deno task test [--deno-only | --bun-only] [paths...]
+import { existsSync } from "node:fs";
+
 const BUN = "bun@1.4.4";
 const args = Deno.args.filter((a) => !a.startsWith("--"));
 const denoOnly = Deno.args.includes("--deno-only");
@@ -82,6 +84,25 @@ if (!bunOnly) {
 }
 
 if (!denoOnly) {
+  // The OpenTelemetry SDK the metrics tests read with (test-only): Bun loads it from
+  // tests/otel/node_modules, which must exist before its test process starts (Bun remembers a
+  // package it found missing, so installing it from inside a test is too late).
+  if (!existsSync("tests/otel/node_modules/@opentelemetry/sdk-trace-base")) {
+    const r = await run([
+      "npm",
+      "ci",
+      "--prefix",
+      "tests/otel",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+    ], {
+      quiet: true,
+    });
+    if (r.code !== 0) {
+      console.error("Cannot install tests/otel with npm ci: the metrics tests will fail under Bun");
+    }
+  }
   console.log(`\n=== Bun (${BUN}) ===`);
   const r = await run(["npx", "-y", BUN, "test", "--timeout", "120000", ...paths]);
   const p = Number(r.out.match(/^\s*(\d+) pass$/m)?.[1] ?? 0);

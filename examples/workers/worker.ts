@@ -27,6 +27,15 @@ function connect(url: string): RedisClient {
   return new RedisClient({ url, commandTimeout: 2_000, connectTimeout: 2_000 });
 }
 
+/** The key of a `/kv/<key>` path, or `undefined` when it is not valid percent-encoding. */
+function decodeKey(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** One client for the life of the object: requests to it share its socket. */
 export class Counter {
   #client: RedisClient;
@@ -48,9 +57,15 @@ export default {
     }
     const kv = /^\/kv\/([^/]+)$/.exec(url.pathname);
     if (!kv) return new Response("not found\n", { status: 404 });
+    const name = decodeKey(kv[1]!);
+    if (name === undefined) {
+      return new Response("Cannot read the key: the path is not valid percent-encoding\n", {
+        status: 400,
+      });
+    }
     // Closed when the handler returns (or use `ctx.waitUntil(client.close())`).
     await using client = connect(env.REDIS_URL);
-    const key = `kv:${decodeURIComponent(kv[1]!)}`;
+    const key = `kv:${name}`;
     if (request.method === "PUT") {
       await client.set(key, await request.text(), { ex: 3600 });
       return new Response(null, { status: 204 });

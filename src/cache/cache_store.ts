@@ -38,6 +38,10 @@ export interface CacheStats {
   invalidations: number;
   /** Times the whole cache was dropped (null invalidation, lost or replaced connection, ...). */
   flushes: number;
+  /** Of `evictions`, the replies whose `ttl` had passed. */
+  expired: number;
+  /** Estimated bytes of the replies answered from memory (network traffic saved). */
+  bytesSaved: number;
 }
 
 /** Settings of a {@linkcode CacheStore}. */
@@ -56,21 +60,53 @@ export interface CacheStoreOptions {
 export interface CacheEntry<V> {
   /** The reply. */
   readonly value: V;
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly id: string;
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly key: string;
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly bytes: number;
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly expiresAt: number;
-  /** @internal LRU list: towards the most recently used. */
+  /**
+   * @internal LRU list: towards the most recently used.
+   *
+   * @ignore
+   */
   newer: CacheEntry<V> | undefined;
-  /** @internal LRU list: towards the least recently used. */
+  /**
+   * @internal LRU list: towards the least recently used.
+   *
+   * @ignore
+   */
   older: CacheEntry<V> | undefined;
-  /** @internal The other entries of the same key. */
+  /**
+   * @internal The other entries of the same key.
+   *
+   * @ignore
+   */
   nextOfKey: CacheEntry<V> | undefined;
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   prevOfKey: CacheEntry<V> | undefined;
 }
 
@@ -111,6 +147,8 @@ export class CacheStore<V> {
   #seq = 0;
   #flushedAt = 0;
   #hits = 0;
+  #expired = 0;
+  #bytesSaved = 0;
   #misses = 0;
   #evictions = 0;
   #invalidations = 0;
@@ -155,10 +193,12 @@ export class CacheStore<V> {
     if (e.expiresAt !== 0 && this.#clock.now() >= e.expiresAt) {
       this.#remove(e);
       this.#evictions++;
+      this.#expired++;
       this.#misses++;
       return undefined;
     }
     this.#hits++;
+    this.#bytesSaved += e.bytes;
     if (e !== this.#newest) {
       this.#unlink(e);
       this.#pushNewest(e);
@@ -199,9 +239,18 @@ export class CacheStore<V> {
    * @param id The rest of the command, as for {@linkcode CacheStore.get}.
    * @param value The reply (kept as is: pass a private copy).
    * @param bytes Its estimated size.
+   * @param ttl Milliseconds it may be served (0 = until invalidated); the store's `ttl` when
+   *   not given.
    * @returns Whether it was kept.
    */
-  settle(ticket: number, key: string, id: string, value: V, bytes: number): boolean {
+  settle(
+    ticket: number,
+    key: string,
+    id: string,
+    value: V,
+    bytes: number,
+    ttl: number = this.#ttl,
+  ): boolean {
     const f = this.#inFlight.get(key);
     let stale = ticket < this.#flushedAt;
     if (f !== undefined) {
@@ -216,7 +265,7 @@ export class CacheStore<V> {
       id,
       key,
       bytes,
-      expiresAt: this.#ttl > 0 ? this.#clock.now() + this.#ttl : 0,
+      expiresAt: ttl > 0 ? this.#clock.now() + ttl : 0,
       newer: undefined,
       older: undefined,
       nextOfKey: this.#byKey.get(key),
@@ -293,6 +342,8 @@ export class CacheStore<V> {
       evictions: this.#evictions,
       invalidations: this.#invalidations,
       flushes: this.#flushes,
+      expired: this.#expired,
+      bytesSaved: this.#bytesSaved,
     };
   }
 

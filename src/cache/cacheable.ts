@@ -59,7 +59,7 @@ const DENIED: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * @internal Cacheable commands when the table does not know them: the name and the legacy
+ * Internal: Cacheable commands when the table does not know them: the name and the legacy
  * last-key position (1: one key; -1: every argument is a key, so one key only with one argument).
  * A unit test keeps it equal to what the table derives.
  */

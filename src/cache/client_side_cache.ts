@@ -59,6 +59,29 @@ export interface ClientSideCacheDeps {
   logger?: Logger;
   /** Where the time of `ttl` comes from (only `now` is read). @default {Date.now} */
   clock?: Pick<Clock, "now">;
+  /**
+   * Keys may change owner without an invalidation (a cluster's slots move): replies of absent
+   * keys are kept at most `clusterMissTtl`.
+   * @default {false}
+   */
+  ownersMove?: boolean;
+}
+
+/**
+ * Whether a reply says its key is absent: `null`, `0`, `-1`, `-2`, `""`, `"none"`, `false`, or an
+ * aggregate that is empty or holds only such values (HMGET of a missing hash). Existing keys
+ * may reply so too (STRLEN of ""): they are only bounded more than needed.
+ */
+function absentReply(v: RespValue): boolean {
+  if (v === null || v === 0 || v === -1 || v === -2 || v === "" || v === "none" || v === false) {
+    return true;
+  }
+  if (typeof v === "bigint") return v === 0n;
+  if (v instanceof Uint8Array) return v.length === 0;
+  if (Array.isArray(v)) return v.every((x) => absentReply(x as RespValue));
+  if (v instanceof Map) return v.size === 0;
+  if (v instanceof Set) return v.size === 0;
+  return false;
 }
 
 const LATIN1_CHUNK = 8192;
@@ -115,6 +138,10 @@ export class ClientSideCache {
   readonly #prefixes: readonly string[];
   /** Tracking sessions whose connection does not track now. */
   #inactive = 0;
+  /** Milliseconds a reply of an absent key is kept when owners move; -1: not kept; 0: no bound. */
+  #missTtl = 0;
+  /** Tracking sessions whose invalidation connection is overdue (silent for `maxStaleness`). */
+  #overdue = 0;
 
   /**
    * Creates an empty cache; reads are answered from memory once a tracking session is on.
@@ -135,6 +162,11 @@ export class ClientSideCache {
     });
     this.#logger = deps.logger ?? silentLogger;
     this.#prefixes = this.options.prefixes;
+    if (deps.ownersMove) {
+      const ttl = this.options.ttl;
+      const miss = this.options.clusterMissTtl;
+      this.#missTtl = miss === 0 ? -1 : ttl > 0 ? Math.min(ttl, miss) : miss;
+    }
   }
 
   /**
@@ -151,10 +183,32 @@ export class ClientSideCache {
     return new TrackingSession(this, protocol, this.#logger);
   }
 
-  /** @internal A tracking session's state changed (the session flushes the cache itself). */
+  /**
+   * @internal A tracking session's state changed (the session flushes the cache itself).
+   *
+   * @ignore
+   */
   _sessionChanged(wasOff: boolean, isOff: boolean): void {
     if (wasOff) this.#inactive--;
     if (isOff) this.#inactive++;
+  }
+
+  /**
+   * @internal A session's invalidation connection became overdue (nothing read on it for
+   * `maxStaleness`: the cache is flushed and bypassed) or was heard from again.
+   * @ignore
+   */
+  _sessionOverdue(overdue: boolean): void {
+    if (overdue) {
+      if (this.#overdue++ === 0) {
+        this.#logger.warn(
+          `Client-side cache: nothing read on the invalidation connection for ${this.options.maxStaleness} ms; flushed, reads go to the server until it answers`,
+        );
+      }
+      this.#store.invalidateAll();
+    } else if (--this.#overdue === 0) {
+      this.#logger.debug("Client-side cache: the invalidation connection answers again");
+    }
   }
 
   /**
@@ -186,7 +240,8 @@ export class ClientSideCache {
     const store = this.#store;
     const hit = store.get(key, id);
     if (hit !== undefined) return answer(hit.value, transform, flags);
-    if (this.#inactive > 0) return exec(args, transform, flags, blockMs);
+    // Not kept while a session is off or overdue (the cache was flushed then).
+    if (this.#inactive + this.#overdue > 0) return exec(args, transform, flags, blockMs);
     const ticket = store.begin(key);
     return exec(args, undefined, flags, blockMs).then((raw) => {
       const v = raw as RespValue;
@@ -195,13 +250,11 @@ export class ClientSideCache {
         store.release(key);
         return v;
       }
-      store.settle(
-        ticket,
-        key,
-        id,
-        copyReply(v),
-        replyBytes(v) + key.length + id.length + ENTRY_OVERHEAD,
-      );
+      const bytes = replyBytes(v) + key.length + id.length + ENTRY_OVERHEAD;
+      const missTtl = this.#missTtl;
+      if (missTtl === 0 || !absentReply(v)) store.settle(ticket, key, id, copyReply(v), bytes);
+      else if (missTtl > 0) store.settle(ticket, key, id, copyReply(v), bytes, missTtl);
+      else store.release(key);
       if (transform === undefined) return v;
       if ((flags & FLAG_ERRORS_AS_VALUES) === 0) return transform(v);
       try {

@@ -33,6 +33,16 @@ export interface ClientSideCacheOptions {
    */
   ttl?: number;
   /**
+   * Cluster clients only: longest a reply that says its key is absent (`null`, `0`, `-1`, `-2`,
+   * `""`, `"none"`, an empty aggregate or one of only such values) is served from memory, in
+   * ms; 0 = such replies are not kept. A slot that moves to another node takes no invalidation
+   * for keys that did not exist: a write to one on the new owner reaches no tracking table of
+   * this client, so this bounds how long such a miss can be stale. Replies of existing keys
+   * need no bound: the old owner invalidates them when they migrate away.
+   * @default {1000}
+   */
+  clusterMissTtl?: number;
+  /**
    * `"default"`: the server remembers the keys this client read and invalidates those;
    * `"broadcast"`: the server invalidates every key starting with one of `prefixes` (no per-key
    * memory on the server, more invalidation traffic).
@@ -45,19 +55,37 @@ export interface ClientSideCacheOptions {
    * @default {[]}
    */
   prefixes?: string[];
+  /**
+   * Longest the cache answers from memory without hearing from the server on the connection
+   * that carries the invalidations (RESP3: the shared connection; RESP2: the one subscribed to
+   * `__redis__:invalidate`), in ms. That connection writes a `PING` after half of it of silence;
+   * once nothing was read on it for this long (a network path that went silent), the cache is
+   * flushed and every read goes to the server until a reply arrives on it again. This bounds how
+   * long a hit can be stale when invalidations cannot arrive. 0 = no bound (and no probe).
+   * @default {1000}
+   */
+  maxStaleness?: number;
 }
 
-/** @internal The cache options with every default applied. */
+/** Internal: The cache options with every default applied. */
 export interface ResolvedCacheOptions {
   maxEntries: number;
   maxBytes: number;
   ttl: number;
+  clusterMissTtl: number;
   mode: "default" | "broadcast";
   prefixes: readonly string[];
+  maxStaleness: number;
 }
 
 /** Default `maxEntries`. */
 export const DEFAULT_MAX_ENTRIES = 10_000;
+/** Default `clusterMissTtl` (ms). */
+export const DEFAULT_CLUSTER_MISS_TTL = 1000;
+
+/** Default `maxStaleness`, ms. */
+export const DEFAULT_MAX_STALENESS = 1000;
+
 /** Default `maxBytes` (32 MiB). */
 export const DEFAULT_MAX_BYTES: number = 32 * 1024 * 1024;
 
@@ -114,11 +142,21 @@ export function resolveCacheOptions(o: ClientSideCacheOptions | true): ResolvedC
       `Cannot use clientSideCache.ttl ${String(ttl)}: expected a non-negative number`,
     );
   }
+  const maxStaleness = opts.maxStaleness ?? DEFAULT_MAX_STALENESS;
+  if (typeof maxStaleness !== "number" || !Number.isFinite(maxStaleness) || maxStaleness < 0) {
+    throw new RangeError(
+      `Cannot use clientSideCache.maxStaleness ${
+        String(maxStaleness)
+      }: expected a non-negative number`,
+    );
+  }
   return {
     maxEntries: count("maxEntries", opts.maxEntries, DEFAULT_MAX_ENTRIES, 1),
     maxBytes: count("maxBytes", opts.maxBytes, DEFAULT_MAX_BYTES, 1),
     ttl,
+    clusterMissTtl: count("clusterMissTtl", opts.clusterMissTtl, DEFAULT_CLUSTER_MISS_TTL, 0),
     mode,
     prefixes: [...new Set(prefixes)],
+    maxStaleness,
   };
 }

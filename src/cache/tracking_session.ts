@@ -15,6 +15,7 @@
  * @module
  */
 
+import type { Clock, TimerId } from "../_clock.ts";
 import { ReplyError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -52,6 +53,16 @@ export interface TrackingNode {
     names: string[],
     listener: (message: string, channel: string) => void,
   ): Promise<unknown>;
+  /**
+   * When the ready socket of the role's connection last read a reply (or opened), or
+   * `undefined` without one.
+   */
+  lastReplyAt?(role: TrackedRole): number | undefined;
+  /**
+   * The executor's time and timers (unref'd: they never keep the process alive), for the
+   * watch over the connection carrying invalidations.
+   */
+  readonly timers?: Clock;
 }
 
 /** The executor options a tracking session fills in. */
@@ -62,6 +73,11 @@ export interface TrackingHooks {
   onPush: (frame: RespValue[], role: TrackedRole) => boolean;
   /** A connection lost its socket or closed. */
   onLost: (role: TrackedRole) => void;
+  /**
+   * The ping interval of a role's connections where the session needs one (the liveness probe
+   * of the connection carrying invalidations), or `undefined`.
+   */
+  pingInterval: (role: TrackedRole) => number | undefined;
 }
 
 const TEXT = new TextDecoder();
@@ -98,8 +114,16 @@ export class TrackingSession {
   #redirectId: number | undefined;
   #subscribed = false;
   #subscribing: Promise<unknown> | undefined;
+  /** The watch over the invalidation connection (while on, with `maxStaleness`). */
+  #watch: TimerId | undefined;
+  /** The invalidation connection read nothing for `maxStaleness` (reported to the cache). */
+  #overdue = false;
 
-  /** @internal Created by `ClientSideCache.tracking()`. */
+  /**
+   * @internal Created by `ClientSideCache.tracking()`.
+   *
+   * @ignore
+   */
   constructor(cache: ClientSideCache, protocol: 2 | 3, logger: Logger) {
     this.#cache = cache;
     this.#protocol = protocol;
@@ -120,6 +144,57 @@ export class TrackingSession {
     this.#node = node;
   }
 
+  /** The role of the connection that carries the invalidations. */
+  get #carrier(): TrackedRole {
+    return this.#protocol === 3 ? "shared" : "subscriber";
+  }
+
+  /**
+   * Watches the connection carrying invalidations while the session is on: a timer at the
+   * moment it will have read nothing for `maxStaleness` (its last reply plus that). Then the
+   * session is overdue (the cache is flushed and bypassed) and looks again every quarter of it
+   * until a reply arrived. Costs nothing per hit; like invalidations, it needs the event loop
+   * to turn (a loop of hits that never yields is not bounded).
+   */
+  #arm(ms: number): void {
+    const timers = this.#node?.timers;
+    if (timers === undefined) return;
+    timers.clearTimer(this.#watch);
+    this.#watch = timers.setTimer(() => this.#check(), Math.max(1, ms));
+  }
+
+  #check(): void {
+    this.#watch = undefined;
+    const node = this.#node;
+    const timers = node?.timers;
+    const maxStale = this.#cache.options.maxStaleness;
+    if (this.#state !== "on" || this.#closed || timers === undefined) return;
+    const heard = node?.lastReplyAt?.(this.#carrier);
+    // No ready socket: the loss (`onLost`) turns the session off and flushes.
+    if (heard === undefined) return;
+    const left = heard + maxStale - timers.now();
+    if (left > 0) {
+      this.#setOverdue(false);
+      this.#arm(left);
+      return;
+    }
+    this.#setOverdue(true);
+    this.#arm(maxStale / 4);
+  }
+
+  #setOverdue(overdue: boolean): void {
+    if (this.#overdue === overdue) return;
+    this.#overdue = overdue;
+    this.#cache._sessionOverdue(overdue);
+  }
+
+  /** Stops the watch (the session is off or closed); an overdue session is no longer one. */
+  #unwatch(): void {
+    this.#node?.timers?.clearTimer(this.#watch);
+    this.#watch = undefined;
+    this.#setOverdue(false);
+  }
+
   /**
    * The executor options of this session, composed with another owner's (the other owner's
    * steps first; a push the session does not take goes to the other owner's `onPush`).
@@ -131,7 +206,10 @@ export class TrackingSession {
     const baseSession = base?.session;
     const basePush = base?.onPush;
     const baseLost = base?.onLost;
+    const maxStale = this.#cache.options.maxStaleness;
+    const probe = maxStale > 0 ? Math.max(1, Math.floor(maxStale / 2)) : undefined;
     return {
+      pingInterval: (role) => (role === this.#carrier ? probe : undefined),
       session: baseSession
         ? (role) => [...baseSession(role), ...this.session(role)]
         : (role) => this.session(role),
@@ -161,6 +239,8 @@ export class TrackingSession {
       this.#state = next;
     }
     if (!first) this.#cache.invalidateAll();
+    if (!active) this.#unwatch();
+    else if (this.#cache.options.maxStaleness > 0) this.#arm(this.#cache.options.maxStaleness);
   }
 
   #trackingArgs(redirect: number | undefined): RedisArgument[] {
@@ -326,6 +406,7 @@ export class TrackingSession {
     if (this.#closed) return;
     this.#cache._sessionChanged(this.#state === "off", false);
     if (flush) this.#cache.invalidateAll();
+    this.#unwatch();
     this.#closed = true;
   }
 }

@@ -28,12 +28,6 @@ export interface BinaryViewHost {
   ): Promise<unknown>;
   /** A cursor walk (HSCAN, ...), pinned as the client pins its own. */
   _cursor<T>(page: (cursor: string) => Promise<[string, T[]]>): AsyncIterableIterator<T>;
-  /** The key-space walk. */
-  _scanKeys<T>(
-    options: ScanOptions,
-    flags: number,
-    page: (cursor: string) => Promise<[string, T[]]>,
-  ): AsyncIterableIterator<T>;
 }
 
 /**
@@ -77,7 +71,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
    * @returns An async iterator of key names.
    */
   scan(options: ScanOptions = {}): AsyncIterableIterator<Uint8Array> {
-    return this.#host._scanKeys(options, FLAG_BINARY, (cursor) => this.scanPage(cursor, options));
+    return this.#host._cursor((cursor) => this.scanPage(cursor, options));
   }
 
   /**
@@ -172,7 +166,7 @@ export class BinaryView extends RedisCommands<Uint8Array> {
     >;
   }
 
-  /** @internal Runs one command with `FLAG_BINARY`. */
+  /** Runs one command with `FLAG_BINARY`. */
   _run(
     args: RedisArgument[],
     transform: Transform | undefined,

@@ -17,6 +17,7 @@ import {
 } from "../commands/command_runner.ts";
 import type { ScoredMember } from "../commands/types.ts";
 import { ClosedError } from "../errors.ts";
+import { checkCommandOptions, type KeyTable, type OptionSpec, received } from "../_validate.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { CacheStats } from "../cache/cache_store.ts";
@@ -24,8 +25,16 @@ import { BinaryView } from "./_binary_view.ts";
 import { cursorIterator } from "./cursor_iterator.ts";
 import { Pipeline, type QueuedCommand, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
-import type { TypedEventListener } from "./events.ts";
+import type { AddListenerOptions, ListenerOptions, TypedEventListener } from "./events.ts";
 import type { WatchSession } from "./watch_session.ts";
+import {
+  ClientMetrics,
+  type MetricsKind,
+  type MetricsOptions,
+  type TracingOptions,
+} from "../observability/metrics.ts";
+import type { Logger } from "../logger.ts";
+import { silentLogger } from "../logger.ts";
 
 /** Options of `sendCommand`. */
 export interface SendCommandOptions {
@@ -48,6 +57,14 @@ export interface SendCommandOptions {
    */
   signal?: AbortSignal;
 }
+
+const NO_OPTIONS: SendCommandOptions = {};
+const SEND_COMMAND_OPTIONS: OptionSpec = {
+  keys: { binary: true, blockMs: true, timeout: true, signal: true } satisfies KeyTable<
+    SendCommandOptions
+  >,
+  form: "{ timeout: 1000 }",
+};
 
 /** One command of a transaction's group (`MULTI`, the commands, `EXEC`), as a core queues it. */
 export interface GroupCommand {
@@ -124,11 +141,6 @@ export interface ClientCore {
     binary: boolean,
   ): Promise<unknown>;
   /**
-   * Iterates the whole key space (a cluster walks every primary). Without it, the shell walks
-   * `SCAN` through `run`.
-   */
-  scanKeys?(options: ScanIteratorOptions, flags: number): AsyncIterableIterator<unknown>;
-  /**
    * Pins a cursor walk (SCAN, HSCAN, ...) to where it started: the returned check throws when
    * a later page would be served elsewhere (the multi-database client after a switch).
    */
@@ -156,6 +168,36 @@ export interface ClientCore {
  * ```
  */
 export class ClientEvents extends EventTarget {
+  /**
+   * @internal The client's metrics recorder (`metrics` option), `undefined` when off.
+   *
+   * @ignore
+   */
+  readonly metrics: ClientMetrics | undefined;
+
+  /**
+   * Makes the event target, and the metrics recorder when the `metrics` or `tracing` option
+   * is given (made before the core, so every part of it can report).
+   *
+   * @param options The client's options (`metrics`, `tracing`, `logger` are read).
+   * @param kind The client kind.
+   * @throws {TypeError} A bad `metrics` or `tracing` option.
+   */
+  constructor(
+    options: { metrics?: MetricsOptions; tracing?: TracingOptions; logger?: Logger } = {},
+    kind: MetricsKind = "standalone",
+  ) {
+    super();
+    const o = typeof options === "object" && options !== null ? options : {};
+    const m = this.metrics = ClientMetrics.create(
+      o.metrics,
+      o.logger ?? silentLogger,
+      kind,
+      o.tracing,
+    );
+    m?.listen(this);
+  }
+
   /**
    * Dispatches a `CustomEvent` named `name` with `detail`.
    *
@@ -223,6 +265,8 @@ export abstract class ClientShell<
   readonly #cache: ClientSideCache | undefined;
   readonly #exec: ClientCore["run"];
   readonly #sendAll: ((commands: GroupCommand[]) => Promise<unknown>[]) | undefined;
+  /** The metrics recorder when commands are measured, else `undefined` (one check per command). */
+  readonly #metrics: ClientMetrics | undefined;
   #binary: BinaryView | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -240,10 +284,25 @@ export abstract class ClientShell<
     this.#events = events;
     this.#cache = cache;
     this.#exec = (args, transform, flags, blockMs) => core.run(args, transform, flags, blockMs);
+    const m = events.metrics;
+    this.#metrics = m?.perCommand ? m : undefined;
     const sendAll = core.sendAll;
     if (sendAll !== undefined) {
       const send = (commands: GroupCommand[]) => sendAll.call(core, commands);
-      this.#sendAll = cache === undefined ? send : (commands) => cache.sendAll(commands, send);
+      const guarded = cache === undefined
+        ? send
+        : (commands: GroupCommand[]) => cache.sendAll(commands, send);
+      // A transaction is measured as one operation: from its queueing to EXEC's reply.
+      this.#sendAll = this.#metrics === undefined ? guarded : (commands) => {
+        const start = m!.now();
+        const all = guarded(commands);
+        const last = all.length - 1;
+        if (last > 0) all[last] = m!.batch("MULTI", last - 1, start, all[last]!);
+        return all;
+      };
+    }
+    if (m !== undefined && cache !== undefined) {
+      m.source({ cache: () => cache.stats() });
     }
   }
 
@@ -252,8 +311,34 @@ export abstract class ClientShell<
     return this.#closed;
   }
 
-  /** @internal Runs one command (the typed methods call this). */
+  /** Runs one command (the typed methods call this). */
   _run(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    if (this.#metrics !== undefined) return this.#metered(args, transform, flags, blockMs);
+    if (this.#closed) return Promise.reject(closedError("send the command"));
+    const cache = this.#cache;
+    if (cache === undefined) return this.#core.run(args, transform, flags, blockMs);
+    return cache.run(args, transform, flags, blockMs, this.#exec);
+  }
+
+  /** `_run` with the command measured. */
+  #metered(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs?: number,
+  ): Promise<unknown> {
+    const m = this.#metrics!;
+    const start = m.durations ? performance.now() : 0;
+    return m.command(args, start, this.#dispatch(args, transform, flags, blockMs));
+  }
+
+  /** `_run` unmeasured (the commands of a measured pipeline). */
+  #dispatch(
     args: RedisArgument[],
     transform: Transform | undefined,
     flags: number,
@@ -281,9 +366,23 @@ export abstract class ClientShell<
    * const info = await client.sendCommand(["INFO", "server"]);
    * ```
    */
-  sendCommand(args: RedisArgument[], options: SendCommandOptions = {}): Promise<RespValue> {
+  sendCommand(args: RedisArgument[], options: SendCommandOptions = NO_OPTIONS): Promise<RespValue> {
     if (!Array.isArray(args) || args.length === 0) {
-      return Promise.reject(new TypeError("Cannot send an empty command"));
+      return Promise.reject(
+        new TypeError(
+          Array.isArray(args)
+            ? "Cannot send an empty command"
+            : `Cannot send ${received(args)} as a command: expected the command and its ` +
+              `arguments as one list, e.g. sendCommand(["GET", "k"])`,
+        ),
+      );
+    }
+    if (options !== NO_OPTIONS) {
+      try {
+        checkCommandOptions(options, SEND_COMMAND_OPTIONS, "sendCommand");
+      } catch (e) {
+        return Promise.reject(e);
+      }
     }
     if (this.#closed) return Promise.reject(closedError("send the command"));
     // FLAG_RAW: the connection refuses commands that would change its state for every caller.
@@ -291,14 +390,16 @@ export abstract class ClientShell<
       (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
     const core = this.#core;
     const cache = this.#cache;
-    if (cache === undefined) return core.send(args, flags, options) as Promise<RespValue>;
-    return cache.run(
+    const m = this.#metrics;
+    const start = m?.durations ? performance.now() : 0;
+    const p = cache === undefined ? core.send(args, flags, options) : cache.run(
       args,
       undefined,
       flags,
       options.blockMs,
       (a, _t, f) => core.send(a, f, options),
-    ) as Promise<RespValue>;
+    );
+    return (m === undefined ? p : m.command(args, start, p)) as Promise<RespValue>;
   }
 
   /**
@@ -347,14 +448,30 @@ export abstract class ClientShell<
    */
   pipeline(): Pipeline {
     const runPipeline = this.#core.runPipeline;
-    const p = new Pipeline((args, transform, flags, blockMs) =>
-      this._run(args, transform, flags, blockMs)
+    const m = this.#metrics;
+    const p = new Pipeline(
+      m === undefined
+        ? (args, transform, flags, blockMs) => this._run(args, transform, flags, blockMs)
+        : (args, transform, flags, blockMs) => this.#dispatch(args, transform, flags, blockMs),
     );
     if (runPipeline !== undefined) {
       p._runner = (q) =>
         this.#closed
           ? Promise.reject(closedError("run the pipeline"))
           : runPipeline.call(this.#core, q);
+    }
+    if (m !== undefined) {
+      // Measured as one operation; its commands are not measured one by one.
+      const inner = p._runner;
+      p._runner = (q) => {
+        const start = m.now();
+        return m.batch(
+          "PIPELINE",
+          q.length,
+          start,
+          inner !== undefined ? inner(q) : p._sendAllOf(q),
+        );
+      };
     }
     return p;
   }
@@ -385,10 +502,12 @@ export abstract class ClientShell<
       return sendAll(commands);
     });
     if (runTransaction !== undefined) {
-      t._runner = (q, flags) =>
-        this.#closed
-          ? Promise.reject(closedError("run the transaction"))
-          : runTransaction.call(this.#core, q, flags);
+      const m = this.#metrics;
+      t._runner = (q, flags) => {
+        if (this.#closed) return Promise.reject(closedError("run the transaction"));
+        if (m === undefined) return runTransaction.call(this.#core, q, flags);
+        return m.batch("MULTI", q.length, m.now(), runTransaction.call(this.#core, q, flags));
+      };
     }
     return t;
   }
@@ -400,12 +519,16 @@ export abstract class ClientShell<
    * @param keys The keys to watch.
    * @returns A session for reads and the transaction.
    *
-   * @example
+   * @example Check-and-set, tried again while another client changed the key in between
    * ```ts ignore
-   * const session = await client.watch("balance");
-   * const balance = Number(await session.get("balance"));
-   * const result = await session.multi().set("balance", String(balance - 10)).exec();
-   * if (result === null) console.log("changed meanwhile: try again");
+   * for (let attempt = 1; attempt <= 10; attempt++) {
+   *   await using session = await client.watch("balance"); // released at the end of the block
+   *   const balance = Number(await session.get("balance") ?? 0);
+   *   if (balance < 10) break; // nothing to do: no transaction
+   *   const result = await session.multi().decrby("balance", 10).exec();
+   *   if (result !== null) break; // committed: [new balance]
+   *   // null: "balance" changed after WATCH, nothing was written; read it again
+   * }
    * ```
    */
   watch(...keys: RedisArgument[]): Promise<WatchSession> {
@@ -414,7 +537,11 @@ export abstract class ClientShell<
     return this.#core.watch(keys);
   }
 
-  /** @internal Subscribes for the face and its binary view. */
+  /**
+   * @internal Subscribes for the face and its binary view.
+   *
+   * @ignore
+   */
   _subscribe(
     kind: SubscriptionKind,
     names: string | string[],
@@ -476,21 +603,14 @@ export abstract class ClientShell<
     return this._subscribe("shard", channels, listener, false) as Promise<Sub>;
   }
 
-  /** @internal A cursor walk for the face and its binary view, pinned by the kind's guard. */
+  /**
+   * @internal A cursor walk for the face and its binary view, pinned by the kind's guard.
+   *
+   * @ignore
+   */
   _cursor<T>(page: (cursor: string) => Promise<[string, T[]]>): AsyncIterableIterator<T> {
     const check = this.#core.cursorGuard?.();
     return check === undefined ? cursorIterator(page) : guarded(page, check);
-  }
-
-  /** @internal The key-space walk for the face and its binary view. */
-  _scanKeys<T>(
-    options: ScanIteratorOptions,
-    flags: number,
-    page: (cursor: string) => Promise<[string, T[]]>,
-  ): AsyncIterableIterator<T> {
-    const scanKeys = this.#core.scanKeys;
-    if (scanKeys === undefined || this.#closed) return this._cursor(page);
-    return scanKeys.call(this.#core, options, flags) as AsyncIterableIterator<T>;
   }
 
   /**
@@ -505,7 +625,7 @@ export abstract class ClientShell<
    * ```
    */
   scan(options: ScanIteratorOptions = {}): AsyncIterableIterator<string> {
-    return this._scanKeys(options, 0, (cursor) => this.scanPage(cursor, options));
+    return this._cursor((cursor) => this.scanPage(cursor, options));
   }
 
   /**
@@ -632,6 +752,7 @@ export abstract class ClientShell<
   async #finish(closed: Promise<void>): Promise<void> {
     await closed;
     this.#events.emit("close", undefined);
+    this.#events.metrics?.close();
   }
 
   /** Closes the client: `await using client = new RedisClient()`. */
@@ -655,7 +776,7 @@ export abstract class ClientShell<
   addEventListener<K extends keyof Events & string>(
     type: K,
     listener: TypedEventListener<Extract<Events[K], Event>> | null,
-    options?: boolean | AddEventListenerOptions,
+    options?: boolean | AddListenerOptions,
   ): void {
     this.#events.addEventListener(type, listener as EventListenerOrEventListenerObject, options);
   }
@@ -675,7 +796,7 @@ export abstract class ClientShell<
   removeEventListener<K extends keyof Events & string>(
     type: K,
     listener: TypedEventListener<Extract<Events[K], Event>> | null,
-    options?: boolean | EventListenerOptions,
+    options?: boolean | ListenerOptions,
   ): void {
     this.#events.removeEventListener(
       type,

@@ -132,3 +132,40 @@ export interface RedisClientEventMap {
 export type TypedEventListener<E extends Event> =
   | ((event: E) => void)
   | { handleEvent(event: E): void };
+
+/**
+ * The options of `removeEventListener`, as for any `EventTarget`. Declared here, not taken from
+ * the DOM library, so that the declarations compile with `lib: ["esnext"]` and `@types/node`.
+ *
+ * @example
+ * ```ts ignore
+ * import type { ListenerOptions } from "@edge/redis";
+ * const options: ListenerOptions = { capture: false };
+ * client.removeEventListener("error", onError, options);
+ * ```
+ */
+export interface ListenerOptions {
+  /** Whether the listener was added for the capture phase. @default {false} */
+  capture?: boolean;
+}
+
+/**
+ * The options of `addEventListener`, as for any `EventTarget`: `once`, `passive`, and a `signal`
+ * that removes the listener when it aborts.
+ *
+ * @example
+ * ```ts ignore
+ * import type { AddListenerOptions } from "@edge/redis";
+ * const stop = new AbortController();
+ * const options: AddListenerOptions = { once: true, signal: stop.signal };
+ * client.addEventListener("ready", () => console.log("ready"), options);
+ * ```
+ */
+export interface AddListenerOptions extends ListenerOptions {
+  /** Removes the listener after its first call. @default {false} */
+  once?: boolean;
+  /** Promises not to call `preventDefault()`. @default {false} */
+  passive?: boolean;
+  /** Removes the listener when this signal aborts. */
+  signal?: AbortSignal;
+}

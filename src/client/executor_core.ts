@@ -78,11 +78,14 @@ export class ExecutorCore implements ClientCore {
         'Cannot enable maintenance notifications with protocol 2: they need RESP3 (set protocol: 3 or mode: "auto")',
       );
     }
+    const metrics = events.metrics;
     this.#maintenance = mode !== "disabled" && o.protocol === 3
-      ? new MaintenanceSupport(options.maintenanceNotifications ?? {}, { logger, emit })
+      ? new MaintenanceSupport(options.maintenanceNotifications ?? {}, { logger, emit, metrics })
       : undefined;
     const cacheOptions = o.clientSideCache;
-    this.cache = cacheOptions ? new ClientSideCache(cacheOptions, { logger }) : undefined;
+    this.cache = cacheOptions
+      ? new ClientSideCache(cacheOptions, { logger, clock: options.clock })
+      : undefined;
     this.#tracking = this.cache?.tracking(o.protocol);
     this.node = new NodeExecutor({
       endpoint: hooks.endpoint ?? { host: o.host, port: o.port },
@@ -94,8 +97,13 @@ export class ExecutorCore implements ClientCore {
       emit: emit as (name: NodeEventName, detail: unknown) => void,
       onListenerError: (error) => emit("error", error),
       ...this.#tracking?.executorHooks(undefined),
+      metrics,
     });
     this.#tracking?.attach(this.node);
+    if (metrics !== undefined) {
+      metrics.setEndpoint(hooks.endpoint ?? { host: o.host, port: o.port }, o.db);
+      metrics.source({ connections: () => this.node.closed ? [] : [this.node.sample()] });
+    }
   }
 
   /**

@@ -19,6 +19,7 @@ import type { MaintenanceOptions } from "../maintenance/options.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
 import { type Clock, systemClock, type TimerId } from "../_clock.ts";
+import type { ClientMetrics } from "../observability/metrics.ts";
 
 /** What the client gives the maintenance support. */
 export interface MaintenanceHost {
@@ -26,6 +27,8 @@ export interface MaintenanceHost {
   emit(name: "maintenance" | "handoff", detail: unknown): void;
   /** The time source and timers of the windows and delayed handoffs (tests: a manual clock). */
   clock?: Clock;
+  /** The client's metrics recorder (relaxed timeouts, notifications). */
+  metrics?: ClientMetrics;
 }
 
 /** How a connection is registered: its name, what it is for and where it goes. */
@@ -70,6 +73,8 @@ export class MaintenanceSupport {
   #reconnectTimers = new Set<TimerId>();
   readonly #clock: Clock;
   #closed = false;
+  /** Whether a refused opt-in was logged (once per client, not per connection). */
+  #unsupportedLogged = false;
 
   constructor(options: MaintenanceOptions, host: MaintenanceHost) {
     this.#clock = host.clock ?? systemClock;
@@ -80,6 +85,11 @@ export class MaintenanceSupport {
   /** The connection's name in logs and events, once registered. */
   protected label(conn: Connection): string | undefined {
     return this.#registered.get(conn)?.label;
+  }
+
+  /** The connection's pool in metrics: its configured endpoint. */
+  #pool(conn: Connection): string {
+    return formatEndpoint(this.#registered.get(conn)?.endpoint ?? conn.configuredEndpoint);
   }
 
   #key(conn: Connection): string {
@@ -98,6 +108,7 @@ export class MaintenanceSupport {
   }
 
   unregister(conn: Connection): void {
+    if (this.#host.metrics?.basic) this.#host.metrics.relaxed(conn, false, this.#pool(conn));
     this.controller.detach(conn);
   }
 
@@ -142,10 +153,13 @@ export class MaintenanceSupport {
             { cause: v, written: false },
           );
         }
+        // Once per client: every connection to a server without the feature would say it again.
+        if (this.#unsupportedLogged) return;
+        this.#unsupportedLogged = true;
         this.#host.logger.debug(
           `${
             this.label(conn)
-          }: "${where}" does not support maintenance notifications (${v.message}); continuing without them`,
+          }: "${where}" does not support maintenance notifications (${v.message}); continuing without them (logged once per client)`,
         );
       },
     }];
@@ -200,6 +214,8 @@ export class MaintenanceSupport {
     }
     const decisions = this.controller.onPush(conn, frame);
     if (decisions === undefined) return false;
+    const m = this.#host.metrics;
+    if (m?.resiliency) m.notification(String(frame[0]), this.#pool(conn));
     this.carry(decisions);
     return true;
   }
@@ -231,9 +247,15 @@ export class MaintenanceSupport {
       switch (d.type) {
         case "relax":
           d.connection.setTimeoutPolicy(this.#policy(d.connection));
+          if (this.#host.metrics?.basic) {
+            this.#host.metrics.relaxed(d.connection, true, this.#pool(d.connection));
+          }
           break;
         case "unrelax":
           d.connection.setTimeoutPolicy(undefined);
+          if (this.#host.metrics?.basic) {
+            this.#host.metrics.relaxed(d.connection, false, this.#pool(d.connection));
+          }
           break;
         case "window-opened":
         case "window-closed":

@@ -19,8 +19,10 @@ import {
   FLAG_SUBSCRIBE,
   type HandoffResult,
   type HandshakeStep,
+  stoppedAnswering,
 } from "../connection/connection.ts";
-import type { Clock } from "../_clock.ts";
+import { type Clock, systemClock } from "../_clock.ts";
+import { unrefTimer } from "../transport/unref_timer.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
@@ -30,6 +32,7 @@ import { LIB_NAME, VERSION } from "../version.ts";
 import type { ResolvedClientOptions } from "./options.ts";
 import { ExclusivePool } from "./_pool.ts";
 import type { MaintenanceSupport } from "./maintenance_support.ts";
+import type { ClientMetrics, ConnectionSample } from "../observability/metrics.ts";
 import {
   type PubSubListener,
   Subscription,
@@ -94,6 +97,11 @@ export interface NodeExecutorOptions {
    * not called for exclusive connections, which never reconnect.
    */
   onLost?: (role: ConnectionRole) => void;
+  /**
+   * A ping interval for a role's connections, where it must be shorter than the settings'
+   * `pingInterval` (the client-side cache's probe of the connection carrying invalidations).
+   */
+  pingInterval?: (role: ConnectionRole) => number | undefined;
   /** Reports connection events (`connect`, `ready`, `reconnecting` of the shared connection; `error` of any). */
   emit: (name: NodeEventName, detail: unknown) => void;
   /** Reports an exception thrown by a subscription listener. */
@@ -108,6 +116,8 @@ export interface NodeExecutorOptions {
   label?: string;
   /** Time and timers of its connections and pool (tests drive it by hand). @default systemClock */
   clock?: Clock;
+  /** The client's metrics recorder (`metrics` option). */
+  metrics?: ClientMetrics;
 }
 
 /**
@@ -122,6 +132,7 @@ export class NodeExecutor {
   readonly #pool: ExclusivePool;
   readonly pubsub: SubscriptionManager;
   #subscriber: Connection | undefined;
+  #unrefTimers: Clock | undefined;
   #poolSeq = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -141,6 +152,10 @@ export class NodeExecutor {
       options.onShardRestoreRefused,
     );
     this.pubsub.onBinaryChange = (on) => this.#pubsubConnection().setPushBinary(on);
+    const m = options.metrics;
+    if (m?.pubsub) {
+      this.pubsub.onMessage = (kind, channel) => m.message("in", kind === "shard", channel);
+    }
     this.shared = this.#newConnection("shared");
     this.#pool = new ExclusivePool(
       () => this.#newConnection("exclusive"),
@@ -149,6 +164,25 @@ export class NodeExecutor {
       this.#s.commandTimeout,
       options.clock,
     );
+  }
+
+  /**
+   * The executor's time and timers for watches that must not keep the process alive (the
+   * client-side cache's watch over its invalidation connection): the wall clock's timers are
+   * unref'd.
+   */
+  get timers(): Clock {
+    const clock = this.#o.clock ?? systemClock;
+    if (clock !== systemClock) return clock;
+    return this.#unrefTimers ??= {
+      now: () => clock.now(),
+      setTimer: (fn, ms) => {
+        const id = clock.setTimer(fn, ms);
+        unrefTimer(id as ReturnType<typeof setTimeout>);
+        return id;
+      },
+      clearTimer: (id) => clock.clearTimer(id),
+    };
   }
 
   /** The configured endpoint (changed by `setEndpoint` and `moveTo`). */
@@ -168,6 +202,21 @@ export class NodeExecutor {
   /** Whether `close()` or `destroy()` was called. */
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * When the ready socket of the role's connection last read a reply (or opened).
+   *
+   * @param role `shared` or `subscriber`.
+   * @returns A time of the executor's clock, or `undefined` without a ready socket.
+   */
+  lastReplyAt(role: ConnectionRole): number | undefined {
+    const c = role === "shared"
+      ? this.shared
+      : role === "subscriber"
+      ? this.#subscriber
+      : undefined;
+    return c?.lastReplyAt;
   }
 
   /** Every live connection of the executor, with its role. */
@@ -223,6 +272,7 @@ export class NodeExecutor {
       },
       connectTimeout: m ? (configured) => m.connectTimeout(configured, o.endpoint) : undefined,
     };
+    if (o.metrics?.basic || o.metrics?.advanced) this.#measure(hooks, o.metrics);
     const conn: Connection = new Connection({
       endpoint: this.#endpoint,
       tls: s.tls,
@@ -237,7 +287,7 @@ export class NodeExecutor {
       connectTimeout: s.connectTimeout,
       commandTimeout: s.commandTimeout,
       closeTimeout: s.closeTimeout,
-      pingInterval: s.pingInterval,
+      pingInterval: pingIntervalOf(s.pingInterval, o.pingInterval?.(role)),
       unref: s.unref,
       // An exclusive connection serves one caller's session (WATCH, a blocking pop): a new
       // socket under it would silently drop its state, so it is never reconnected.
@@ -257,6 +307,78 @@ export class NodeExecutor {
       retire: role === "exclusive" ? (c) => this.#pool.retire((x) => x === c) > 0 : undefined,
     });
     return conn;
+  }
+
+  /**
+   * Adds the measurements of a connection's life to its hooks: opened (`connection-basic`),
+   * closed (`connection-advanced`).
+   */
+  #measure(hooks: ConnectionHooks, metrics: ClientMetrics): void {
+    const { basic, advanced } = metrics;
+    let dialAt = 0;
+    // Whether a socket is up: a failed attempt to open one closes nothing.
+    let up = false;
+    const { resolveEndpoint, onReady, onReconnecting, onClose } = hooks;
+    // Every new socket asks where to go first: the dial starts there.
+    hooks.resolveEndpoint = (configured) => {
+      dialAt = performance.now();
+      return resolveEndpoint!(configured);
+    };
+    hooks.onReady = (e) => {
+      if (basic && dialAt !== 0) {
+        metrics.connectionCreated(performance.now() - dialAt, formatEndpoint(e));
+      }
+      dialAt = 0;
+      up = true;
+      onReady?.(e);
+    };
+    hooks.onReconnecting = (delay, attempt, error) => {
+      if (up && advanced) {
+        const reason = stoppedAnswering(error)
+          ? "healthcheck_failed"
+          : error
+          ? "error"
+          : "server_close";
+        metrics.connectionClosed(reason, this.name, error);
+      }
+      up = false;
+      onReconnecting?.(delay, attempt, error);
+    };
+    hooks.onClose = () => {
+      if (up && advanced) metrics.connectionClosed("application_close", this.name);
+      up = false;
+      onClose?.();
+    };
+  }
+
+  /** The connections of this executor for the metrics: idle, used, pending commands. */
+  sample(): ConnectionSample {
+    let idle = 0;
+    let used = 0;
+    let pending = 0;
+    const shared = [this.shared, this.#subscriber];
+    for (const c of shared) {
+      if (c === undefined || c.closed) continue;
+      const n = c.inflightCount + c.queuedCount;
+      pending += n;
+      if (!c.ready) continue;
+      if (c.inflightCount > 0) used++;
+      else idle++;
+    }
+    used += this.#pool.busy;
+    idle += this.#pool.size - this.#pool.busy;
+    return { pool: this.name, idle, used, pending };
+  }
+
+  /** Borrows an exclusive connection, measuring the wait (`connection-advanced`). */
+  #acquire(): Promise<Connection> {
+    const m = this.#o.metrics;
+    if (!m?.advanced) return this.#pool.acquire();
+    const start = performance.now();
+    return this.#pool.acquire().then((c) => {
+      m.waited(performance.now() - start, this.name);
+      return c;
+    });
   }
 
   #onPush(conn: Connection, role: ConnectionRole, frame: RespValue[], transport?: Transport): void {
@@ -347,7 +469,7 @@ export class NodeExecutor {
     signal?: AbortSignal,
   ): Promise<unknown> {
     if (signal?.aborted) throw signal.reason;
-    const conn = await this.#pool.acquire();
+    const conn = await this.#acquire();
     const timeout = this.blockingTimeout(flags | FLAG_BLOCKING, blockMs);
     try {
       const v = await conn.send(args, transform, flags, timeout, signal);
@@ -379,7 +501,7 @@ export class NodeExecutor {
     { connection: Connection; release(): void; discard(): void }
   > {
     if (this.#closed) throw this.#closedError("borrow a connection");
-    const connection = await this.#pool.acquire();
+    const connection = await this.#acquire();
     return {
       connection,
       release: () => this.#pool.release(connection),
@@ -391,7 +513,7 @@ export class NodeExecutor {
   async watch(keys: RedisArgument[]): Promise<WatchSession> {
     if (keys.length === 0) throw new TypeError("Cannot watch: no key given");
     if (this.#closed) throw this.#closedError("watch");
-    const conn = await this.#pool.acquire();
+    const conn = await this.#acquire();
     try {
       await conn.send(["WATCH", ...keys], undefined, 0);
     } catch (e) {
@@ -483,4 +605,10 @@ export class NodeExecutor {
   get name(): string {
     return formatEndpoint(this.#endpoint);
   }
+}
+
+/** The shorter of two ping intervals, 0 (none) counting as no interval. */
+function pingIntervalOf(configured: number, needed: number | undefined): number {
+  if (needed === undefined || needed <= 0) return configured;
+  return configured > 0 ? Math.min(configured, needed) : needed;
 }

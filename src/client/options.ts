@@ -6,6 +6,7 @@
 
 import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
+import type { MetricsOptions, TracingOptions } from "../observability/metrics.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
 import {
@@ -13,6 +14,8 @@ import {
   resolveCacheOptions,
   type ResolvedCacheOptions,
 } from "../cache/options.ts";
+import { splitEndpoint } from "../endpoint.ts";
+import { checkKeys, type KeyTable, received } from "../_validate.ts";
 
 /**
  * Settings of the maintenance notifications (smart client handoffs).
@@ -70,8 +73,9 @@ export interface ClientMaintenanceOptions {
  */
 export interface RedisClientOptions {
   /**
-   * `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS. Fields given as
-   * separate options override the URL's.
+   * `redis://[user[:password]@]host[:port][/db]`, `rediss://` for TLS, or `host:port`. Fields
+   * given as separate options override the URL's. A bad URL is a `TypeError` naming the bad
+   * part (never the credentials).
    * @default {"redis://127.0.0.1:6379"}
    */
   url?: string;
@@ -155,13 +159,26 @@ export interface RedisClientOptions {
   /** Where to log. @default {silent} */
   logger?: Logger;
   /**
+   * OpenTelemetry metrics under the names the Redis clients share, recorded through the
+   * `meterProvider` given (structurally typed: no dependency). Off by default; when off,
+   * nothing is recorded or allocated per command.
+   * @default {undefined}
+   */
+  metrics?: MetricsOptions;
+  /**
+   * OpenTelemetry traces: a span per command or batch (`db.operation.name`; `db.query.text`
+   * only with `queryText`, never argument values), through the `tracerProvider` given.
+   * @default {undefined}
+   */
+  tracing?: TracingOptions;
+  /**
    * Time and timers: command deadlines, keep-alive, reconnect backoff, the exclusive pool's idle
    * timeout. Tests inject a manual clock. @default {the system clock}
    */
   clock?: Clock;
 }
 
-/** @internal Options with every default applied. */
+/** Internal: Options with every default applied. */
 export interface ResolvedClientOptions {
   host: string;
   port: number;
@@ -185,10 +202,117 @@ export interface ResolvedClientOptions {
   clientSideCache: ResolvedCacheOptions | undefined;
 }
 
+/** Internal: The keys of {@linkcode RedisClientOptions}: anything else is a slip. */
+export const CLIENT_OPTION_KEYS: KeyTable<RedisClientOptions> = {
+  url: true,
+  host: true,
+  port: true,
+  username: true,
+  password: true,
+  db: true,
+  clientName: true,
+  tls: true,
+  protocol: true,
+  connectTimeout: true,
+  commandTimeout: true,
+  reconnect: true,
+  closeTimeout: true,
+  pingInterval: true,
+  unref: true,
+  maxQueueLength: true,
+  maxQueueBytes: true,
+  maxExclusiveConnections: true,
+  exclusiveIdleTimeout: true,
+  maxBufferedMessages: true,
+  maintenanceNotifications: true,
+  clientSideCache: true,
+  connector: true,
+  logger: true,
+  clock: true,
+  metrics: true,
+  tracing: true,
+};
+
+const MAINTENANCE_OPTION_KEYS: KeyTable<ClientMaintenanceOptions> = {
+  mode: true,
+  relaxedTimeout: true,
+  relaxedBlockingTimeout: true,
+  relaxedWindowMaxDuration: true,
+  endpointType: true,
+};
+
+const NESTED_OPTION_KEYS: [string, Readonly<Record<string, true>>][] = [
+  ["maintenanceNotifications", MAINTENANCE_OPTION_KEYS],
+  ["reconnect", { baseDelay: true, maxDelay: true } satisfies KeyTable<BackoffOptions>],
+  [
+    "tls",
+    { caCerts: true, serverName: true, cert: true, key: true } satisfies KeyTable<TlsOptions>,
+  ],
+  [
+    "clientSideCache",
+    {
+      maxEntries: true,
+      maxBytes: true,
+      ttl: true,
+      mode: true,
+      prefixes: true,
+      clusterMissTtl: true,
+      maxStaleness: true,
+    } satisfies KeyTable<ClientSideCacheOptions>,
+  ],
+  [
+    "metrics",
+    {
+      meterProvider: true,
+      groups: true,
+      includeCommands: true,
+      excludeCommands: true,
+      hideChannelNames: true,
+      buckets: true,
+    } satisfies KeyTable<MetricsOptions>,
+  ],
+  ["tracing", { tracerProvider: true, queryText: true } satisfies KeyTable<TracingOptions>],
+];
+
+/**
+ * @internal Checks the client options every kind shares for unknown keys (a `TypeError` with a
+ * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect`, `tls` and
+ * `clientSideCache` included.
+ *
+ * @param o The options.
+ * @param known The keys of this kind's options.
+ * @param what The kind, for the message: `the client`, `the cluster client`.
+ */
+export function checkClientOptionKeys(
+  o: object,
+  known: Readonly<Record<string, true>>,
+  what: string,
+  hints?: Readonly<Record<string, string>>,
+): void {
+  checkKeys(o, known, what, hints);
+  const nested = o as Record<string, unknown>;
+  for (const [name, keys] of NESTED_OPTION_KEYS) {
+    const v = nested[name];
+    if (typeof v === "object" && v !== null) checkKeys(v, keys, name);
+  }
+}
+
+/**
+ * "Cannot use x 1.5: expected ..." for a number; for anything else, what it got in words:
+ * "Cannot use x: expected ..., got the string "1"".
+ */
+function badValue(name: string, v: unknown, expected: string): string {
+  return typeof v === "number"
+    ? `Cannot use ${name} ${v}: expected ${expected}`
+    : `Cannot use ${name}: expected ${expected}, got ${received(v)}`;
+}
+
 function positiveInteger(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-    throw new RangeError(`Cannot use ${name} ${String(v)}: expected a positive integer`);
+    throw new (typeof v === "number" ? RangeError : TypeError)(
+      badValue(name, v, "a positive integer"),
+    );
   }
   return v;
 }
@@ -196,7 +320,9 @@ function positiveInteger(name: string, v: number | undefined, dflt: number): num
 function nonNegative(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
-    throw new RangeError(`Cannot use ${name} ${String(v)}: expected a non-negative number`);
+    throw new (typeof v === "number" ? RangeError : TypeError)(
+      badValue(name, v, "a non-negative number"),
+    );
   }
   return v;
 }
@@ -217,7 +343,7 @@ function positiveDelay(name: string, v: unknown, dflt: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
     throw new RangeError(
-      `Cannot use reconnect.${name} ${String(v)}: expected a positive number of milliseconds`,
+      badValue(`reconnect.${name}`, v, "a positive number of milliseconds"),
     );
   }
   return v;
@@ -245,7 +371,7 @@ function resolveReconnect(r: BackoffOptions | false | undefined): BackoffOptions
 function resolveFlag(name: string, v: unknown): boolean {
   if (v === undefined) return false;
   if (typeof v !== "boolean") {
-    throw new TypeError(`Cannot use ${name} ${String(v)}: expected true or false`);
+    throw new TypeError(badValue(name, v, "true or false"));
   }
   return v;
 }
@@ -263,17 +389,68 @@ function resolveClientName(name: string | undefined): string | undefined {
   return name === "" ? undefined : name;
 }
 
+const EXPECTED_URL = "redis://[user[:password]@]host[:port][/db]";
+const CREDENTIALS_CUT =
+  'the user name or password has a "/", "?" or "#": percent-encode it (e.g. "/" as "%2F")';
+
 /**
- * Parses a `redis://` or `rediss://` URL.
+ * Says which part of a URL `new URL` refused, without echoing the user name or password.
+ * `rest` is the text after `scheme://`.
+ */
+function badUrlPart(rest: string): string {
+  // The credentials end at the last "@" (a "/", "#" or "?" in them cuts the URL short).
+  const at = rest.lastIndexOf("@");
+  const hostPart = at === -1 ? rest : rest.slice(at + 1);
+  const end = hostPart.search(/[/?#]/);
+  const hostPort = end === -1 ? hostPart : hostPart.slice(0, end);
+  if (at !== -1 && /[/?#]/.test(rest.slice(0, at))) {
+    return CREDENTIALS_CUT;
+  }
+  let host = hostPort;
+  let port: string | undefined;
+  if (hostPort.startsWith("[")) {
+    const close = hostPort.indexOf("]");
+    if (close === -1) return `the IPv6 host ${JSON.stringify(hostPort)} is missing "]"`;
+    host = hostPort.slice(0, close + 1);
+    const after = hostPort.slice(close + 1);
+    if (after !== "" && !after.startsWith(":")) {
+      return `expected ":port" after the IPv6 host ${JSON.stringify(host)}`;
+    }
+    if (after !== "") port = after.slice(1);
+  } else {
+    const colon = hostPort.lastIndexOf(":");
+    if (colon !== -1) {
+      host = hostPort.slice(0, colon);
+      port = hostPort.slice(colon + 1);
+      if (host.includes(":")) {
+        return `the IPv6 host needs brackets, e.g. redis://[::1]:6379`;
+      }
+    }
+  }
+  if (port !== undefined && !/^[0-9]*$/.test(port)) {
+    return `the port ${JSON.stringify(port)} is not a number`;
+  }
+  if (port !== undefined && Number(port) > 65535) return `the port ${port} is above 65535`;
+  if (host !== "" && !host.startsWith("[")) {
+    return `the host ${JSON.stringify(host)} is not a valid host name`;
+  }
+  return `expected ${EXPECTED_URL}`;
+}
+
+/**
+ * Parses a `redis://` or `rediss://` URL, or a bare `host:port` (`[v6]:port`).
  *
  * @param url The URL.
  * @returns Its parts; absent parts are `undefined`.
+ * @throws {TypeError} Naming the part that is wrong (scheme, host, port, database), never the
+ *   user name or password.
  *
  * @example
  * ```ts
  * import { parseRedisUrl } from "@edge/redis";
  * parseRedisUrl("rediss://app:secret@cache.example:6380/2");
  * // { host: "cache.example", port: 6380, username: "app", password: "secret", db: 2, tls: true }
+ * parseRedisUrl("127.0.0.1:6380"); // { host: "127.0.0.1", port: 6380, ..., tls: false }
  * ```
  */
 export function parseRedisUrl(url: string): {
@@ -284,16 +461,40 @@ export function parseRedisUrl(url: string): {
   db: number | undefined;
   tls: boolean;
 } {
+  if (typeof url !== "string") {
+    throw new TypeError(`Cannot use ${received(url)} as the URL: expected a string`);
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  if (scheme === null) {
+    // `host:port`, as `nodes` and `sentinels` take it. No "@": no credentials to hide.
+    const e = url.includes("@") ? "not an endpoint" : splitEndpoint(url);
+    if (typeof e === "string") {
+      const shown = url.includes("@") ? "" : ` ${JSON.stringify(url)}`;
+      throw new TypeError(
+        `Cannot parse the URL${shown}: missing the scheme (expected ${EXPECTED_URL} or host:port)`,
+      );
+    }
+    if (e.port === 0) throw new TypeError(`Cannot parse the URL: the port is 0`);
+    return {
+      host: e.host,
+      port: e.port,
+      username: undefined,
+      password: undefined,
+      db: undefined,
+      tls: false,
+    };
+  }
+  const protocol = scheme[1]!.toLowerCase();
+  if (protocol !== "redis" && protocol !== "rediss") {
+    throw new TypeError(
+      `Cannot use the URL scheme "${protocol}:": expected "redis:" or "rediss:"`,
+    );
+  }
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new TypeError(`Cannot parse the URL: expected redis://host:port/db`);
-  }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:") {
-    throw new TypeError(
-      `Cannot use the URL scheme "${u.protocol}": expected "redis:" or "rediss:"`,
-    );
+    throw new TypeError(`Cannot parse the URL: ${badUrlPart(url.slice(scheme[0].length))}`);
   }
   let host: string | undefined = u.hostname || undefined;
   if (host?.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
@@ -304,26 +505,95 @@ export function parseRedisUrl(url: string): {
   const path = u.pathname.replace(/^\//, "");
   if (path) {
     db = Number(path);
-    if (!Number.isInteger(db) || db < 0) {
-      throw new TypeError(`Cannot use the database "${path}" of the URL: expected an integer`);
+    if (!/^[0-9]+$/.test(path) || !Number.isSafeInteger(db)) {
+      if (path.includes("@")) throw new TypeError(`Cannot parse the URL: ${CREDENTIALS_CUT}`);
+      throw new TypeError(
+        `Cannot use the database ${
+          JSON.stringify(path)
+        } of the URL: expected a non-negative integer`,
+      );
     }
   }
   const qdb = u.searchParams.get("db");
-  if (qdb !== null) db = Number(qdb);
-  return { host, port, username, password, db, tls: u.protocol === "rediss:" };
+  if (qdb !== null) {
+    db = Number(qdb);
+    if (!/^[0-9]+$/.test(qdb) || !Number.isSafeInteger(db)) {
+      throw new TypeError(
+        `Cannot use the database ${
+          qdb.includes("@") ? "" : `${JSON.stringify(qdb)} `
+        }of the URL's "db" parameter: expected a non-negative integer`,
+      );
+    }
+  }
+  return { host, port, username, password, db, tls: protocol === "rediss" };
 }
 
-/** @internal Applies defaults and validates. */
+/**
+ * Internal: The options of `new RedisClient(url, options)` / `new RedisClient(options)`: a URL
+ * string first is the `url` option; a second argument after an options object is refused.
+ */
+export function clientOptions(
+  first: string | RedisClientOptions | undefined,
+  second: Omit<RedisClientOptions, "url"> | undefined,
+): RedisClientOptions {
+  if (typeof first === "string") {
+    if (second === undefined) return { url: first };
+    if (typeof second !== "object" || second === null || Array.isArray(second)) {
+      throw new TypeError(
+        `Cannot use ${received(second)} as the client's options: expected an options object ` +
+          `after the URL, e.g. new RedisClient("redis://127.0.0.1:6379", { commandTimeout: 2000 })`,
+      );
+    }
+    if ((second as RedisClientOptions).url !== undefined) {
+      throw new TypeError(
+        "Cannot give the client two URLs: drop the `url` option or the first argument",
+      );
+    }
+    checkClientOptionKeys(second, CLIENT_OPTION_KEYS, "the client");
+    return { ...second, url: first };
+  }
+  if (second !== undefined) {
+    throw new TypeError(
+      `Cannot create the client from ${received(first)} and a second argument: expected ` +
+        `new RedisClient(url, options) or new RedisClient(options)`,
+    );
+  }
+  if (first === undefined) return {};
+  if (typeof first !== "object" || first === null || Array.isArray(first)) {
+    throw new TypeError(
+      `Cannot create the client from ${received(first)}: expected a URL string or an options ` +
+        `object, e.g. new RedisClient("redis://127.0.0.1:6379") or new RedisClient({ port: 6380 })`,
+    );
+  }
+  checkClientOptionKeys(first, CLIENT_OPTION_KEYS, "the client");
+  return first;
+}
+
+/** Internal: Applies defaults and validates. */
 export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptions {
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    throw new TypeError(
+      `Cannot create the client from ${
+        typeof o === "string" ? "a string" : received(o)
+      }: expected an options object, e.g. { url: "redis://127.0.0.1:6379" }`,
+    );
+  }
   const fromUrl = o.url !== undefined ? parseRedisUrl(o.url) : undefined;
   const host = o.host ?? fromUrl?.host ?? "127.0.0.1";
+  if (typeof host !== "string" || host === "") {
+    throw new TypeError(
+      `Cannot use the host ${received(host)}: expected a host name or IP address`,
+    );
+  }
   const port = o.port ?? fromUrl?.port ?? 6379;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
-    throw new RangeError(`Cannot use port ${port}: expected an integer from 1 to 65535`);
+  if (typeof port !== "number" || !Number.isInteger(port) || port <= 0 || port > 65535) {
+    const Err = typeof port === "number" ? RangeError : TypeError;
+    throw new Err(badValue("the port", port, "an integer from 1 to 65535"));
   }
   const db = o.db ?? fromUrl?.db ?? 0;
-  if (!Number.isInteger(db) || db < 0) {
-    throw new RangeError(`Cannot use database ${db}: expected a non-negative integer`);
+  if (typeof db !== "number" || !Number.isInteger(db) || db < 0) {
+    const Err = typeof db === "number" ? RangeError : TypeError;
+    throw new Err(badValue("the database", db, "a non-negative integer"));
   }
   const protocol = o.protocol ?? 3;
   if (protocol !== 2 && protocol !== 3) {

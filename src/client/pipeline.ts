@@ -23,11 +23,18 @@ export type TransactionSender = (
   commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
 ) => Promise<unknown>[];
 
-/** @internal One recorded command. */
+/**
+ * One command a pipeline or transaction recorded, as a `ClientCore` that runs whole
+ * batches (`runPipeline`, `runTransaction`) receives it.
+ */
 export interface QueuedCommand {
+  /** The command name and its arguments. */
   args: RedisArgument[];
+  /** Converts the raw reply into the method's result; not called for errors. */
   transform: Transform | undefined;
+  /** `FLAG_*` bits: blocking, read-only, binary. */
   flags: number;
+  /** For blocking commands: how long the server may block, 0 = forever. */
   blockMs: number | undefined;
 }
 
@@ -123,19 +130,39 @@ function installCommands(target: { prototype: object }): void {
  * ```
  */
 export abstract class Batch {
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly _queue: QueuedCommand[] = [];
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   readonly _send: BatchSender;
-  /** @internal Flags added to every recorded command (`FLAG_BINARY` for the binary view). */
+  /**
+   * @internal Flags added to every recorded command (`FLAG_BINARY` for the binary view).
+   *
+   * @ignore
+   */
   _flags = 0;
 
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   constructor(send: BatchSender) {
     this._send = send;
   }
 
-  /** @internal Records a command. */
+  /**
+   * @internal Records a command.
+   *
+   * @ignore
+   */
   _run(
     args: RedisArgument[],
     transform: Transform | undefined,
@@ -146,7 +173,11 @@ export abstract class Batch {
     return this;
   }
 
-  /** @internal Adds `flags` to every command recorded from now on; returns the batch. */
+  /**
+   * @internal Adds `flags` to every command recorded from now on; returns the batch.
+   *
+   * @ignore
+   */
   _withFlags(flags: number): this {
     this._flags |= flags;
     return this;
@@ -199,7 +230,11 @@ export interface Pipeline<R extends unknown[] = [], S extends string | Uint8Arra
  */
 export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = string>
   extends Batch {
-  /** @internal Runs the whole batch at `exec()` instead of one command at a time. */
+  /**
+   * @internal Runs the whole batch at `exec()` instead of one command at a time.
+   *
+   * @ignore
+   */
   _runner: ((commands: QueuedCommand[]) => Promise<unknown[]>) | undefined;
   /**
    * Sends every recorded command.
@@ -209,10 +244,19 @@ export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = 
   exec(): Promise<BatchResults<R>> {
     const q = this._queue.splice(0);
     if (this._runner !== undefined) return this._runner(q) as Promise<BatchResults<R>>;
+    return this._sendAllOf(q) as Promise<BatchResults<R>>;
+  }
+
+  /**
+   * @internal Sends `q` one command at a time, results in order.
+   *
+   * @ignore
+   */
+  _sendAllOf(q: QueuedCommand[]): Promise<unknown[]> {
     // Errors arrive as values (no second promise per command to catch them).
     return Promise.all(
       q.map((c) => this._send(c.args, c.transform, c.flags | FLAG_ERRORS_AS_VALUES, c.blockMs)),
-    ) as Promise<unknown[]> as Promise<BatchResults<R>>;
+    );
   }
 }
 installCommands(Pipeline);
@@ -255,10 +299,15 @@ export class Transaction<R extends unknown[] = [], S extends string | Uint8Array
   /**
    * @internal Runs the whole transaction at `exec()` (a client that replays it elsewhere);
    * `flags` are the transaction's own.
+   * @ignore
    */
   _runner: ((commands: QueuedCommand[], flags: number) => Promise<unknown[] | null>) | undefined;
 
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   constructor(sendAll: TransactionSender, onDone?: () => void) {
     super((args, transform, flags) => sendAll([{ args, transform, flags }])[0]!);
     this.#sendAll = sendAll;

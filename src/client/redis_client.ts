@@ -7,7 +7,7 @@
 import type { ClientMaintenanceState } from "./maintenance_support.ts";
 import { ClientEvents, ClientShell } from "./client_shell.ts";
 import { ExecutorCore } from "./executor_core.ts";
-import type { RedisClientOptions } from "./options.ts";
+import { clientOptions, type RedisClientOptions } from "./options.ts";
 import type { RedisClientEventMap } from "./events.ts";
 import { WatchSession } from "./watch_session.ts";
 
@@ -45,11 +45,28 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
   /**
    * Creates a client. It connects lazily on the first command, or on `connect()`.
    *
+   * @param url `redis://...`, `rediss://...` or `host:port`: the same as the `url` option.
+   * @param options The other options (fields given here override the URL's).
+   *
+   * @example
+   * ```ts ignore
+   * const client = new RedisClient("redis://127.0.0.1:6380/1", { commandTimeout: 2000 });
+   * ```
+   */
+  constructor(url: string, options?: Omit<RedisClientOptions, "url">);
+  /**
+   * Creates a client. It connects lazily on the first command, or on `connect()`.
+   *
    * @param options The options; defaults connect to `redis://127.0.0.1:6379`.
    */
-  constructor(options: RedisClientOptions = {}) {
-    const events = new ClientEvents();
-    const core = new ExecutorCore(options, events);
+  constructor(options?: RedisClientOptions);
+  constructor(
+    urlOrOptions: string | RedisClientOptions = {},
+    options?: Omit<RedisClientOptions, "url">,
+  ) {
+    const resolved = clientOptions(urlOrOptions, options);
+    const events = new ClientEvents(resolved);
+    const core = new ExecutorCore(resolved, events);
     super(core, events, core.cache);
     this.#core = core;
   }

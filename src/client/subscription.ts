@@ -87,7 +87,11 @@ export class Subscription<S extends string | Uint8Array = string>
   #overflowing = false;
   #dropped = 0;
 
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   constructor(
     manager: SubscriptionManager,
     kind: SubscriptionKind,
@@ -119,7 +123,11 @@ export class Subscription<S extends string | Uint8Array = string>
     return this.#active;
   }
 
-  /** @internal Delivers one message (as text or bytes, whichever the subscription wants). */
+  /**
+   * @internal Delivers one message (as text or bytes, whichever the subscription wants).
+   *
+   * @ignore
+   */
   _deliver(channel: string, raw: RespValue, pattern: string | undefined): void {
     if (!this.#active) return;
     const message =
@@ -185,7 +193,11 @@ export class Subscription<S extends string | Uint8Array = string>
     await this.#manager._remove(this as unknown as AnySubscription);
   }
 
-  /** @internal Ends iteration (client closed). */
+  /**
+   * @internal Ends iteration (client closed).
+   *
+   * @ignore
+   */
   _end(): void {
     this.#active = false;
     for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });
@@ -222,7 +234,7 @@ export class Subscription<S extends string | Uint8Array = string>
 // deno-lint-ignore no-explicit-any
 type AnySubscription = Subscription<any>;
 
-/** @internal Routes pub/sub pushes and keeps the server-side subscription set. */
+/** Internal: Routes pub/sub pushes and keeps the server-side subscription set. */
 export class SubscriptionManager {
   readonly #subs: Record<SubscriptionKind, Map<string, Set<AnySubscription>>> = {
     channel: new Map(),
@@ -262,7 +274,11 @@ export class SubscriptionManager {
     this.#onRestoreRefused = onRestoreRefused;
   }
 
-  /** @internal A listener threw, or an iterator overflowed. */
+  /**
+   * @internal A listener threw, or an iterator overflowed.
+   *
+   * @ignore
+   */
   _listenerError(error: unknown, channel: string): void {
     const report = this.#onListenerError;
     if (report === undefined) return;
@@ -285,6 +301,8 @@ export class SubscriptionManager {
    * (`false`): the pub/sub connection then decodes push frames as bytes, or as text again.
    */
   onBinaryChange: ((on: boolean) => void) | undefined;
+  /** Sees every message received (the `pubsub` metrics), before its subscriptions. */
+  onMessage: ((kind: SubscriptionKind, channel: string) => void) | undefined;
   readonly #binarySubs = new Set<AnySubscription>();
 
   /** Whether binary subscriptions exist (push frames then carry bytes). */
@@ -292,7 +310,11 @@ export class SubscriptionManager {
     return this.#binarySubs.size > 0;
   }
 
-  /** @internal A subscription ended (unsubscribed, refused, forgotten, client closed). */
+  /**
+   * @internal A subscription ended (unsubscribed, refused, forgotten, client closed).
+   *
+   * @ignore
+   */
   _ended(sub: AnySubscription): void {
     if (this.#binarySubs.delete(sub) && this.#binarySubs.size === 0) {
       this.onBinaryChange?.(false);
@@ -431,12 +453,14 @@ export class SubscriptionManager {
   }
 
   #deliver(kind: SubscriptionKind, channel: string, message: RespValue, pattern?: string): void {
+    this.onMessage?.(kind, channel);
     const set = this.#subs[kind].get(channel);
     if (!set) return;
     for (const s of set) s._deliver(channel, message, pattern);
   }
 
   #deliverPattern(pattern: string, channel: string, message: RespValue): void {
+    this.onMessage?.("pattern", channel);
     const set = this.#subs.pattern.get(pattern);
     if (!set) return;
     for (const s of set) s._deliver(channel, message, pattern);

@@ -36,7 +36,11 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
   readonly #blockingTimeout: (flags: number, blockMs: number | undefined) => number | undefined;
   #released = false;
 
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   constructor(
     conn: Connection,
     release: (c: Connection) => void,
@@ -74,7 +78,7 @@ export class WatchSession extends RedisCommands<string> implements AsyncDisposab
     return undefined;
   }
 
-  /** @internal */
+  /** Runs one command on the session's connection ({@linkcode RedisCommands._run}). */
   _run(
     args: RedisArgument[],
     transform: Transform | undefined,

@@ -3,15 +3,11 @@
 // fan-out, transactions and pub/sub — and offers them to the shell as one ClientCore.
 import { systemClock } from "../_clock.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
-import type { ScanIteratorOptions } from "../client/client_shell.ts";
-import { cursorIterator } from "../client/cursor_iterator.ts";
-import type { NodeExecutor } from "../client/node_executor.ts";
 import { resolveClientOptions } from "../client/options.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
-import { RedisCommands } from "../commands/commands.ts";
 import { FLAG_BLOCKING, FLAG_READONLY, type Transform } from "../commands/command_runner.ts";
 import { commandPolicy } from "../commands/command_keys.ts";
 import { reservedCommandError } from "../connection/reserved.ts";
@@ -19,37 +15,20 @@ import { silentLogger } from "../logger.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { defaultConnector } from "../transport/default.ts";
 import { ClusterMaintenanceSupport } from "./_cluster_maintenance.ts";
+import { clusterMetrics, smigratedApplied } from "./_cluster_metrics.ts";
 import { type ClusterContext, type ClusterInternals, emptyStats, nameOf } from "./_context.ts";
 import { FanOut } from "./_fan_out.ts";
 import { nodeFactory, NodeMap } from "./_node_map.ts";
 import { ClusterPubSub } from "./_pubsub.ts";
 import { RedirectPolicy } from "./_redirect_policy.ts";
 import { Router } from "./_router.ts";
+import { ClusterScan } from "./_scan.ts";
 import { TopologyHolder } from "./_topology_holder.ts";
 import { Transactions } from "./_transactions.ts";
 import type { GroupCommand } from "../client/client_shell.ts";
 import type { RedisClusterClientEventName } from "./cluster_client.ts";
 import { type RedisClusterClientOptions, resolveClusterOptions } from "./options.ts";
 import { addressMapper } from "./topology.ts";
-
-/** Typed commands run on one node as they are (SCAN of one primary), with extra flags. */
-class NodeCommands extends RedisCommands<string> {
-  readonly #node: NodeExecutor;
-  readonly #flags: number;
-  constructor(node: NodeExecutor, flags: number) {
-    super();
-    this.#node = node;
-    this.#flags = flags;
-  }
-  _run(
-    args: RedisArgument[],
-    transform: Transform | undefined,
-    flags: number,
-    blockMs?: number,
-  ): Promise<unknown> {
-    return this.#node.run(args, transform, flags | this.#flags, blockMs);
-  }
-}
 
 /** The cluster client's {@linkcode ClientCore}. */
 export class ClusterCore implements ClientCore {
@@ -84,7 +63,9 @@ export class ClusterCore implements ClientCore {
       stats: emptyStats(),
       closed: false,
       emit: (name, detail) => events.emit(name, detail),
+      metrics: events.metrics,
     };
+    const metrics = events.metrics;
     const mode = options.maintenanceNotifications?.mode ?? "auto";
     if (mode === "enabled" && settings.protocol !== 3) {
       throw new TypeError(
@@ -96,7 +77,16 @@ export class ClusterCore implements ClientCore {
         logger,
         clock: ctx.clock,
         emit: (name, detail) => ctx.emit(name as RedisClusterClientEventName, detail),
-        applyDelta: (seq, entries, stale) => this.holder.applyDelta(seq, entries, stale),
+        applyDelta: metrics?.resiliency
+          ? (seq, entries, stale) => {
+            const start = performance.now();
+            this.holder.applyDelta(seq, entries, stale);
+            let slots = 0;
+            for (const e of entries) for (const r of e.slots) slots += r.end - r.start + 1;
+            smigratedApplied(metrics, slots, performance.now() - start);
+          }
+          : (seq, entries, stale) => this.holder.applyDelta(seq, entries, stale),
+        metrics,
         refresh: (reason) => {
           logger.debug(`Refreshing the topology: ${reason}`);
           this.holder.scheduleRefresh();
@@ -106,12 +96,21 @@ export class ClusterCore implements ClientCore {
       })
       : undefined;
     const cacheOptions = settings.clientSideCache;
-    this.cache = cacheOptions ? new ClientSideCache(cacheOptions, { logger }) : undefined;
+    this.cache = cacheOptions
+      ? new ClientSideCache(cacheOptions, { logger, ownersMove: true })
+      : undefined;
     const tracking = new Map<string, TrackingSession>();
     const connector = options.connector ?? defaultConnector;
     this.nodes = new NodeMap(
       ctx,
-      nodeFactory(ctx, connector, this.maintenance, this.cache, tracking),
+      nodeFactory(
+        ctx,
+        connector,
+        this.maintenance,
+        this.cache,
+        tracking,
+        (address) => this.holder.topology.nodes.find((n) => n.address === address)?.id,
+      ),
       () => this.holder.topology,
       {
         shardEnded: (address, channel) => this.#pubsub.shardEnded(address, channel),
@@ -128,13 +127,29 @@ export class ClusterCore implements ClientCore {
       migrating: (slot, to) => this.#pubsub.migration.migrating(slot, to),
       moved: (slot) => this.#pubsub.moveSlot(slot),
     });
-    this.#router.attach(this.#policy, new FanOut(ctx, this.holder, this.#policy));
+    this.#router.attach(
+      this.#policy,
+      new FanOut(ctx, this.holder, this.#policy),
+      new ClusterScan(this.holder, this.#policy),
+    );
     this.#transactions = new Transactions(this.holder, this.#router, this.#policy);
     this.#pubsub = new ClusterPubSub(ctx, this.holder, this.nodes, this.#policy, slotMoves);
     this.holder.setHooks({
       adopted: () => this.#pubsub.reconcile(),
       migrated: (moved, dropped) => this.#pubsub.migrated(moved, dropped),
     });
+    metrics?.setEndpoint(undefined);
+    metrics?.source({
+      connections: () => {
+        const out = [];
+        for (const a of this.nodes.addresses()) {
+          const n = this.nodes.get(a);
+          if (n !== undefined && !n.closed) out.push(n.sample());
+        }
+        return out;
+      },
+    });
+    if (metrics !== undefined) clusterMetrics(metrics, () => ctx.stats);
   }
 
   run(
@@ -186,15 +201,6 @@ export class ClusterCore implements ClientCore {
     return this.#pubsub.subscribe(kind, names, listener, binary);
   }
 
-  /** SCAN on every primary in turn. */
-  async *scanKeys(options: ScanIteratorOptions, flags: number): AsyncIterableIterator<unknown> {
-    await this.holder.discover();
-    for (const address of this.holder.primaryAddresses()) {
-      const view = new NodeCommands(this.nodes.executor(address), flags);
-      yield* cursorIterator((cursor) => view.scanPage(cursor, options));
-    }
-  }
-
   /** Discovers the cluster and connects to every primary. */
   async connect(): Promise<void> {
     await this.holder.discover();
@@ -219,12 +225,17 @@ export class ClusterCore implements ClientCore {
     this.#pubsub.endAll();
     this.maintenance?.close();
     const nodes = this.nodes.takeAll();
+    const closeAll = (list: typeof nodes) => {
+      if (this.#destroyed) { for (const n of list) n.destroy(); }
+      return Promise.all(list.map((n) => n.close()));
+    };
     this.#closing = (async () => {
+      // The nodes close first: that aborts their connect attempts, so a seed that never
+      // answers holds neither the discovery nor this close for its connect timeout.
+      const first = closeAll(nodes);
       await this.holder.settled();
       // Nodes created while discovery or refresh finished.
-      nodes.push(...this.nodes.takeAll());
-      if (this.#destroyed) { for (const n of nodes) n.destroy(); }
-      await Promise.all(nodes.map((n) => n.close()));
+      await Promise.all([first, closeAll(this.nodes.takeAll())]);
     })();
     return this.#closing;
   }

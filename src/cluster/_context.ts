@@ -1,5 +1,6 @@
 // What every part of the cluster client shares: its settings, its one clock, its logger, its
 // counters, its events and whether it is closed.
+import type { ClientMetrics } from "../observability/metrics.ts";
 import type { Clock } from "../_clock.ts";
 import type { ResolvedClientOptions } from "../client/options.ts";
 import type { Logger } from "../logger.ts";
@@ -24,6 +25,8 @@ export interface ClusterContext {
   closed: boolean;
   /** Dispatches a client event. */
   emit(name: RedisClusterClientEventName, detail: unknown): void;
+  /** The client's metrics recorder (`metrics` option). */
+  readonly metrics?: ClientMetrics;
 }
 
 /** The internal construction options of the cluster client (not part of the public options). */

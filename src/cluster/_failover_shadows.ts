@@ -12,8 +12,13 @@ export interface ShadowSubscription {
   ready: Promise<Subscription | undefined>;
   /** The subscription once the replica confirmed it. */
   sub?: Subscription;
-  /** Delivers once it took over; `held` keeps its messages while the client decides. */
-  live: { on: boolean; held?: [Uint8Array, string][] };
+  /**
+   * `recent` keeps its last {@linkcode RECENT_MESSAGES} muted messages (at most
+   * {@linkcode RECENT_BYTES} of them, with `recentBytes` their size), `held` all of them from
+   * the moment the client decides whether it takes over (it delivers only as the channel's
+   * current subscription).
+   */
+  live: { recent: [Uint8Array, string][]; recentBytes: number; held?: [Uint8Array, string][] };
   dropped: boolean;
 }
 
@@ -28,6 +33,55 @@ export interface HeldShadow {
  * over: the copies first deliver, muted, what the node published just before it went.
  */
 export const SHADOW_TAKEOVER_GRACE = 100;
+
+/** Muted messages a copy keeps, to find where the stream it takes over left off. */
+export const RECENT_MESSAGES = 1024;
+
+/** Bytes of muted messages a copy keeps, at most (the oldest go first past it). */
+export const RECENT_BYTES = 1 << 20;
+
+/**
+ * A message's mark: a hash of its length and of its first and last 32 bytes (constant time per
+ * message). Two messages with one mark are taken for one.
+ *
+ * @param m The message.
+ * @returns The mark.
+ */
+export function messageMark(m: Uint8Array | string): number {
+  const n = m.length;
+  let h = (0x811c9dc5 ^ n) >>> 0;
+  const at = typeof m === "string" ? (i: number) => m.charCodeAt(i) : (i: number) => m[i]!;
+  const head = Math.min(n, 32);
+  for (let i = 0; i < head; i++) h = Math.imul(h ^ at(i), 0x01000193);
+  for (let i = Math.max(head, n - 32); i < n; i++) h = Math.imul(h ^ at(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Where the messages a copy received become new: after the last one whose mark is among the
+ * channel's last delivered messages. A replica receives its primary's messages in the order the
+ * primary delivered them, so what comes after the last delivered one is what the primary never
+ * delivered (published after the failover, or lost with a killed primary's socket). A message
+ * whose mark equals a delivered one's is taken for it: at most once.
+ *
+ * @param received The copy's messages, oldest first.
+ * @param delivered Marks of the channel's last delivered messages.
+ * @param unmatched When none of `received` was delivered: `"all"` are new (the copy started
+ *   after the last delivered message), or `"none"` (the copy lags behind what was delivered).
+ * @returns The index of the first new message in `received`.
+ */
+export function firstUnseen(
+  received: readonly (readonly [Uint8Array, string])[],
+  delivered: readonly number[],
+  unmatched: "all" | "none",
+): number {
+  if (delivered.length === 0) return 0;
+  const seen = new Set(delivered);
+  for (let j = received.length - 1; j >= 0; j--) {
+    if (seen.has(messageMark(received[j]![0]))) return j + 1;
+  }
+  return unmatched === "all" ? 0 : received.length;
+}
 
 /**
  * The muted copies of the shard subscriptions, per channel and replica.
@@ -96,28 +150,48 @@ export class FailoverShadows {
           if (n.health !== "fail" && n.address !== inner.node) want.add(n.address);
         }
       }
+      // A view read during a failover names the promoted replica as the slot's owner while the
+      // subscription is still on the old primary: the copy there is the one to take over.
+      const owner = h.holder.ownerOf(keySlot(name));
+      if (owner !== undefined && owner !== inner.node && this.#shadows.get(name)?.has(owner)) {
+        want.add(owner);
+      }
     }
     let map = this.#shadows.get(name);
     for (const [address] of map ?? []) if (!want.has(address)) this.drop(name, address);
     if (want.size === 0) return;
     if (!map) this.#shadows.set(name, map = new Map());
-    const forward = h.forward;
     const max = h.ctx.settings.maxBufferedMessages;
     for (const address of want) {
       const had = map.get(address);
       if (had && (had.sub === undefined || had.sub.active)) continue;
       // A copy whose connection ended (the executor closed): open it again.
       if (had) map.delete(address);
-      const live: ShadowSubscription["live"] = { on: false };
+      const live: ShadowSubscription["live"] = { recent: [], recentBytes: 0 };
       const shadow: ShadowSubscription = {
         live,
         dropped: false,
         ready: Promise.resolve(undefined),
       };
       shadow.ready = h.subscribeShard(address, name, {
-        listener: (message, channel) => {
-          if (live.on) forward(message, channel);
-          else if (live.held && live.held.length < max) live.held.push([message, channel]);
+        muted: (message, channel) => {
+          if (live.held) {
+            if (live.held.length < max) live.held.push([message, channel]);
+            return;
+          }
+          const recent = live.recent;
+          recent.push([message, channel]);
+          live.recentBytes += message.length;
+          if (recent.length >= 2 * RECENT_MESSAGES || live.recentBytes > RECENT_BYTES) {
+            let drop = Math.max(0, recent.length - RECENT_MESSAGES);
+            let bytes = live.recentBytes;
+            for (let i = 0; i < drop; i++) bytes -= recent[i]![0].length;
+            while (bytes > RECENT_BYTES && drop < recent.length - 1) {
+              bytes -= recent[drop++]![0].length;
+            }
+            recent.splice(0, drop);
+            live.recentBytes = bytes;
+          }
         },
       }).then((sub) => {
         if (shadow.dropped) {
@@ -173,32 +247,32 @@ export class FailoverShadows {
   }
 
   /**
-   * The first copy of `channel`, while it is on `from`, that its replica confirmed and whose
-   * replica is connected.
+   * The first copy of `channel`, while it is on `from`, that its replica confirmed (or, with
+   * `pending`, still has to confirm) and whose replica is connected.
    */
-  #confirmedCopy(channel: string, from: string): HeldShadow | undefined {
+  #liveCopy(channel: string, from: string, pending = false): HeldShadow | undefined {
     const nodes = this.#host.nodes;
     const map = this.#shadows.get(channel);
     const inner = this.#host.current.get(channel);
     if (!map || !inner || inner.node !== from) return undefined;
+    let unconfirmed: HeldShadow | undefined;
     for (const [address, shadow] of map) {
       const node = nodes.get(address);
-      if (
-        !shadow.dropped && shadow.sub?.active === true && node !== undefined && !node.closed &&
-        !nodes.down.has(address)
-      ) {
-        return { address, shadow };
-      }
+      if (shadow.dropped || node === undefined || node.closed || nodes.down.has(address)) continue;
+      if (shadow.sub?.active === true) return { address, shadow };
+      if (pending && shadow.sub === undefined) unconfirmed ??= { address, shadow };
     }
-    return undefined;
+    return unconfirmed;
   }
 
   /**
-   * A confirmed copy of `channel` on a connected replica of `from`, made to hold its messages
-   * (`undefined` when there is none).
+   * A copy of `channel` on a connected replica of `from`, made to hold its messages: a confirmed
+   * one, else one whose replica has not confirmed it yet (its messages come after its
+   * confirmation, and are held from then on: a new subscription there would miss what the
+   * promoted replica published meanwhile). `undefined` when there is none.
    */
   hold(channel: string, from: string): HeldShadow | undefined {
-    const found = this.#confirmedCopy(channel, from);
+    const found = this.#liveCopy(channel, from, true);
     if (found) found.shadow.live.held = [];
     return found;
   }
@@ -217,7 +291,15 @@ export class FailoverShadows {
     held: HeldShadow,
   ): Promise<void> {
     const h = this.#host;
-    const round = await h.subscribeOnPrimaries(channel, from);
+    // The nodes holding a copy are the shard's own (replicas of `from`): asked, the promoted one
+    // would confirm like another shard's primary, and its copy's held messages would be lost.
+    const copies = new Set(this.#shadows.get(channel)?.keys());
+    copies.add(held.address);
+    // A copy not confirmed yet is waited for meanwhile (its subscription times out at worst).
+    const [round] = await Promise.all([
+      h.subscribeOnPrimaries(channel, from, copies),
+      held.shadow.ready,
+    ]);
     const slot = keySlot(channel);
     const { address, shadow } = held;
     if (h.current.get(channel) !== before || !h.wanted.has(channel)) {
@@ -239,7 +321,9 @@ export class FailoverShadows {
       );
       return;
     }
-    // A failover: the copy delivers what it held, then everything.
+    // A failover: the copy delivers what the old primary did not (what it held, and what it
+    // received muted just before, after the last message delivered), then everything. A
+    // promoted replica had caught up: when none of it was delivered, it all came after.
     const sub = shadow.sub;
     if (shadow.dropped || !sub?.active) {
       shadow.live.held = undefined;
@@ -249,14 +333,18 @@ export class FailoverShadows {
     }
     this.#shadows.get(channel)?.delete(address);
     const forward = h.forward;
-    const pending = shadow.live.held ?? [];
+    const pending = [...shadow.live.recent.slice(-RECENT_MESSAGES), ...shadow.live.held ?? []];
     shadow.live.held = undefined;
-    shadow.live.on = true;
-    for (const [message, ch] of pending) forward(message, ch);
+    shadow.live.recent = [];
+    shadow.live.recentBytes = 0;
+    const from0 = firstUnseen(pending, h.delivered(channel), "all");
+    for (let i = from0; i < pending.length; i++) forward(pending[i]![0], pending[i]![1]);
     h.current.set(channel, { node: address, sub });
     h.ctx.stats.shadowTakeovers++;
     h.ctx.logger.debug(
-      `"${from}" ended the shard subscription "${channel}" and no other primary serves its slot (a failover): its copy on the replica "${address}" delivers now`,
+      `"${from}" ended the shard subscription "${channel}" and no other primary serves its slot (a failover): its copy on the replica "${address}" delivers now, from ${
+        pending.length - from0
+      } of the ${pending.length} messages it received`,
     );
     if (round.redirect) h.holder.patch(slot, round.redirect);
     this.sync(channel);
@@ -270,12 +358,20 @@ export class FailoverShadows {
    */
   takeOver(channel: string, from: string): boolean {
     const h = this.#host;
-    const found = this.#confirmedCopy(channel, from);
+    const found = this.#liveCopy(channel, from);
     if (found === undefined) return false;
     const { address, shadow } = found;
     const sub = shadow.sub!;
     this.#shadows.get(channel)!.delete(address);
-    shadow.live.on = true;
+    // What the lost node published and its replica received, but its socket never delivered.
+    // The replica of a lost node may lag: when none of its messages was delivered, it is behind.
+    const recent = shadow.live.recent.slice(-RECENT_MESSAGES);
+    shadow.live.recent = [];
+    shadow.live.recentBytes = 0;
+    const forward = h.forward;
+    for (let i = firstUnseen(recent, h.delivered(channel), "none"); i < recent.length; i++) {
+      forward(recent[i]![0], recent[i]![1]);
+    }
     h.current.set(channel, { node: address, sub });
     h.nodes.get(from)?.pubsub.forget("shard", [channel]);
     h.ctx.stats.shadowTakeovers++;

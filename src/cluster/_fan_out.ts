@@ -106,7 +106,10 @@ export class FanOut {
     return asValue ? merged.catch((e) => e) : merged;
   }
 
-  /** A keyless command for every primary (`all_shards`) or every node (`all_nodes`). */
+  /**
+   * A keyless command for every primary (`all_shards`) or every node (`all_nodes`). RANDOMKEY
+   * answers a key of a random primary among those that have one (`null` only when none has).
+   */
   all(
     args: RedisArgument[],
     transform: Transform | undefined,
@@ -137,6 +140,14 @@ export class FanOut {
         | undefined;
       if (targets.length === 0) {
         throw new RedisError(`Cannot send "${nameOf(args)}": no primary serves any slot`);
+      }
+      if (policy.name === "randomkey") {
+        // A key of any primary that has one (each primary picks its own at random).
+        const keys = ok.filter((v) => v !== null);
+        if (keys.length > 0) {
+          const value = keys[Math.floor(Math.random() * keys.length)];
+          return transform ? transform(value as RespValue) : value;
+        }
       }
       if (policy.response === "one_succeeded") {
         if (ok.length === 0) throw failed!.reason;

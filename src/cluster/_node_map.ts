@@ -6,12 +6,12 @@ import type { TrackingSession } from "../cache/tracking_session.ts";
 import type { ClusterMaintenanceSupport } from "./_cluster_maintenance.ts";
 import { type ConnectionRole, type NodeEventName, NodeExecutor } from "../client/node_executor.ts";
 import type { HandshakeStep } from "../connection/connection.ts";
-import { ConnectionError } from "../errors.ts";
+import { ConnectionError, ReplyError } from "../errors.ts";
 import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Connector } from "../transport/types.ts";
 import type { ClusterContext } from "./_context.ts";
-import type { ClusterTopology } from "./topology.ts";
+import { type ClusterTopology, isClusterDisabledError } from "./topology.ts";
 
 /** What the node map tells the rest of the client. */
 export interface NodeMapHooks {
@@ -40,7 +40,46 @@ export type NodeFactory = (
   hooks: NodeFactoryHooks,
 ) => NodeExecutor;
 
-const READONLY_STEP = [{ args: ["READONLY"], onReply: () => {} }];
+const READONLY_STEP: HandshakeStep = { args: ["READONLY"], onReply: () => {} };
+
+const decoder = new TextDecoder();
+
+/**
+ * The handshake step that makes sure a socket reaches a node of this cluster: `CLUSTER MYID`,
+ * written with the rest of the handshake (no round trip of its own). A server with cluster
+ * support disabled (a standalone server started on a node's address), or a node whose id is not
+ * the one the topology names at that address, fails the socket with a `ConnectionError`; any
+ * other error reply (a user without the permission) is let pass.
+ *
+ * @param address The node's address, for messages.
+ * @param expectedId The id the current topology gives that address, when it knows one.
+ * @returns The step.
+ */
+export function clusterNodeCheck(
+  address: string,
+  expectedId: () => string | null | undefined,
+): HandshakeStep {
+  return {
+    args: ["CLUSTER", "MYID"],
+    onReply: (v) => {
+      if (v instanceof ReplyError) {
+        if (!isClusterDisabledError(v)) return;
+        throw new ConnectionError(
+          `Cannot use "${address}": it is not a cluster node (cluster support disabled)`,
+          { cause: v, written: false },
+        );
+      }
+      const id = v instanceof Uint8Array ? decoder.decode(v) : String(v);
+      const expected = expectedId();
+      if (expected && id !== expected) {
+        throw new ConnectionError(
+          `Cannot use "${address}": it is not the cluster node the topology names there (node id ${id}, expected ${expected})`,
+          { written: false },
+        );
+      }
+    },
+  };
+}
 
 /** Parses `host:port` / `[v6]:port` as the node map keys them. */
 export function splitAddress(address: string): HostPort {
@@ -50,13 +89,15 @@ export function splitAddress(address: string): HostPort {
 
 /**
  * The default factory: a {@linkcode NodeExecutor} with the client's settings, the client-side
- * cache's tracking, and `READONLY` on its connections for replica reads.
+ * cache's tracking, the cluster node check ({@linkcode clusterNodeCheck}) on every socket, and
+ * `READONLY` on its connections for replica reads.
  *
  * @param ctx The client's shared state.
  * @param connector The transport.
  * @param maintenance Maintenance notifications support, when on.
  * @param cache The client-side cache, when on.
  * @param tracking Where the cache's tracking sessions are kept, by address.
+ * @param idOf The node id the current topology gives an address (checked on every new socket).
  * @returns The factory.
  */
 export function nodeFactory(
@@ -65,13 +106,14 @@ export function nodeFactory(
   maintenance: ClusterMaintenanceSupport | undefined,
   cache: ClientSideCache | undefined,
   tracking: Map<string, TrackingSession>,
+  idOf: (address: string) => string | null | undefined,
 ): NodeFactory {
   return (address, endpoint, hooks) => {
     const { host, port } = endpoint;
-    const session: ((role: ConnectionRole) => HandshakeStep[]) | undefined =
-      ctx.options.readFrom === "primary"
-        ? undefined
-        : (role) => (role === "subscriber" ? [] : READONLY_STEP);
+    const check = clusterNodeCheck(address, () => idOf(address));
+    const replicaReads = ctx.options.readFrom !== "primary";
+    const session = (role: ConnectionRole): HandshakeStep[] =>
+      replicaReads && role !== "subscriber" ? [check, READONLY_STEP] : [check];
     const onPush = hooks.onPush;
     const t = cache?.tracking(ctx.settings.protocol);
     const withTracking = t ? t.executorHooks({ session, onPush }) : { session, onPush };
@@ -86,6 +128,7 @@ export function nodeFactory(
       onListenerError: (error) => ctx.emit("error", error),
       onShardRestoreRefused: hooks.onShardRestoreRefused,
       label: `${address} `,
+      metrics: ctx.metrics,
     });
     if (t) {
       t.attach(node);

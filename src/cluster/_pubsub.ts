@@ -16,7 +16,7 @@ import { endpointKeyOf } from "../maintenance/endpoint.ts";
 import type { Endpoint as HostPort } from "../endpoint.ts";
 import type { NodeExecutor } from "../client/node_executor.ts";
 import type { ClusterContext } from "./_context.ts";
-import { FailoverShadows } from "./_failover_shadows.ts";
+import { FailoverShadows, firstUnseen, messageMark } from "./_failover_shadows.ts";
 import type { NodeMap } from "./_node_map.ts";
 import { parseRedirect } from "./_redirect.ts";
 import { type RedirectPolicy, SUBSCRIBE_RULES } from "./_redirect_policy.ts";
@@ -39,8 +39,11 @@ export interface InnerSubscription {
 
 /** Options of {@linkcode ShardHost.subscribeShard}. */
 export interface ShardSubscribeOptions {
-  /** The listener (default: delivery to the client's subscriptions). */
-  listener?: NodeListener;
+  /**
+   * A failover copy's: gets what the copy receives while it may not deliver (it delivers only
+   * as the channel's current subscription).
+   */
+  muted?: NodeListener;
   /** Behind `ASKING` (a node importing the slot). */
   asking?: boolean;
   /** Where the node is, when the topology does not know it yet. */
@@ -68,6 +71,8 @@ export interface ShardHost {
   readonly shardSlots: ReadonlyMap<number, number>;
   /** Delivers a shard message to the client's subscriptions. */
   readonly forward: NodeListener;
+  /** Marks of the last messages delivered of a shard channel (at most {@linkcode DELIVERED_TAIL}). */
+  delivered(channel: string): readonly number[];
   /** Whether a move of the channel's subscription is under way. */
   isMoving(name: string): boolean;
   /** Subscribes a shard channel on one node (the one place that does). */
@@ -76,8 +81,12 @@ export interface ShardHost {
     name: string,
     options?: ShardSubscribeOptions,
   ): Promise<Subscription>;
-  /** Subscribes a shard channel on every primary but `from` at once. */
-  subscribeOnPrimaries(channel: string, from: string): Promise<PrimariesRound>;
+  /** Subscribes a shard channel on every primary but `from` (and `exclude`) at once. */
+  subscribeOnPrimaries(
+    channel: string,
+    from: string,
+    exclude?: ReadonlySet<string>,
+  ): Promise<PrimariesRound>;
   /** Subscribes a shard channel wherever its slot is. */
   resubscribe(channel: string): Promise<void>;
   /** Moves the shard subscriptions of a slot to its owner; `undefined` when none moves. */
@@ -89,6 +98,25 @@ export interface ShardHost {
  * for that node to end it (it may learn of the move after the client did).
  */
 export const RETIRE_TIMEOUT = 5_000;
+
+/**
+ * Messages of each shard channel remembered (as marks) as delivered, for a failover copy's
+ * takeover.
+ */
+export const DELIVERED_TAIL = 1024;
+
+/**
+ * Milliseconds after a switch of a shard channel's delivering copy during which a message that
+ * another copy already delivered is dropped (a demoted primary, now a replica of the same shard,
+ * or a retiring copy, carries the new owner's messages as well). Covers {@linkcode RETIRE_TIMEOUT}.
+ */
+export const SWITCH_GUARD_MS = 5_000;
+
+/** Messages remembered by one switch guard, at most: past them the guard ends early. */
+export const SWITCH_GUARD_MAX = 16_384;
+
+/** Who delivered a message remembered by a switch guard before the switch, or in a replay. */
+const BEFORE_SWITCH: object = {};
 
 const KINDS: Record<string, SubscriptionKind> = {
   SUBSCRIBE: "channel",
@@ -108,6 +136,36 @@ const UNSUBSCRIBE: Record<SubscriptionKind, string> = {
 const movingKey = (kind: SubscriptionKind, name: string) => `${kind}\u0000${name}`;
 
 /**
+ * One node's subscription of a shard channel (a copy): the current one, a failover copy, one
+ * opened ahead, a retiring one, or one being made. `held` keeps what a copy of the current
+ * copy's shard receives before it is known whether it becomes the current one.
+ */
+interface ShardCopy {
+  readonly node: string;
+  readonly failover: boolean;
+  sub?: Subscription;
+  held?: [Uint8Array, string][];
+}
+
+/**
+ * The current shard subscription of each channel. Setting one is what makes a copy deliver: its
+ * copies in the same shard are muted from then on, whichever path made the change.
+ */
+class CurrentShardSubscriptions extends Map<string, InnerSubscription> {
+  #onSet: ((name: string, next: InnerSubscription, prev?: InnerSubscription) => void) | undefined;
+  constructor(onSet: (name: string, next: InnerSubscription, prev?: InnerSubscription) => void) {
+    super();
+    this.#onSet = onSet;
+  }
+  override set(name: string, inner: InnerSubscription): this {
+    const prev = super.get(name);
+    super.set(name, inner);
+    this.#onSet?.(name, inner, prev);
+    return this;
+  }
+}
+
+/**
  * The cluster client's subscriptions and where each one lives.
  *
  * @example
@@ -125,8 +183,25 @@ export class ClusterPubSub implements ShardHost {
   readonly #inner: Record<SubscriptionKind, Map<string, InnerSubscription>> = {
     channel: new Map(),
     pattern: new Map(),
-    shard: new Map(),
+    shard: new CurrentShardSubscriptions((name, next, prev) => this.#onCurrent(name, next, prev)),
   };
+  /** Every node subscription of each shard channel (see {@linkcode ShardCopy}). */
+  readonly #copies = new Map<string, Set<ShardCopy>>();
+  /** The last messages delivered of each shard channel. */
+  readonly #tails = new Map<string, number[]>();
+  /**
+   * Per shard channel whose delivering copy switched less than {@linkcode SWITCH_GUARD_MS} ago:
+   * the marks of what was delivered, each with the copy that delivered it.
+   */
+  readonly #guards = new Map<
+    string,
+    { until: number; by: Map<number, object>; dropped: number; sameShard: boolean }
+  >();
+  /**
+   * Nodes a failover copy took a channel over between: one shard, whatever a view read during
+   * the failover says.
+   */
+  readonly #peers = new Map<string, Set<string>>();
   /** Names the client's subscriptions want, per kind. */
   readonly #wanted: Record<SubscriptionKind, Set<string>> = {
     channel: new Set(),
@@ -144,6 +219,8 @@ export class ClusterPubSub implements ShardHost {
   readonly #retiring = new Map<string, { node: string; timer: TimerId; sub: Subscription }>();
   readonly current: Map<string, InnerSubscription>;
   readonly wanted: ReadonlySet<string>;
+  /** Delivers a shard message a copy (`source`) received, unless a switch guard drops it. */
+  readonly #deliverFrom: (message: Uint8Array, channel: string, source: object) => void;
   readonly forward: NodeListener;
   /** Subscriptions opened ahead during migrations. */
   readonly migration: ShardMigration;
@@ -175,9 +252,52 @@ export class ClusterPubSub implements ShardHost {
     );
     this.current = this.#inner.shard;
     this.wanted = this.#wanted.shard;
-    this.forward = this.#listener("shard");
+    const deliver = this.#listener("shard");
+    const tails = this.#tails;
+    const guards = this.#guards;
+    this.#deliverFrom = (message, channel, source) => {
+      const mark = messageMark(message);
+      if (guards.size !== 0) {
+        const g = guards.get(channel);
+        if (g !== undefined) {
+          if (ctx.clock.now() > g.until || g.by.size >= SWITCH_GUARD_MAX) {
+            guards.delete(channel);
+          } else {
+            // Another copy's message that a third delivered already is a copy of it: dropped.
+            // The current copy's stream goes on from the switch: it passes, but for a message
+            // of the same shard delivered before the switch, the first time (a late copy of it).
+            const current = (source as ShardCopy).sub !== undefined &&
+              this.#inner.shard.get(channel)?.sub === (source as ShardCopy).sub;
+            const by = g.by.get(mark);
+            if (
+              by !== undefined && by !== source &&
+              (!current || (g.sameShard && by === BEFORE_SWITCH))
+            ) {
+              if (current) g.by.set(mark, source);
+              if (g.dropped++ === 0) {
+                ctx.logger.debug(
+                  `Shard channel "${channel}": a copy delivered again what another delivered after the switch; dropped`,
+                );
+              }
+              return;
+            }
+            g.by.set(mark, source);
+          }
+        }
+      }
+      let tail = tails.get(channel);
+      if (tail === undefined) tails.set(channel, tail = []);
+      tail.push(mark);
+      if (tail.length >= 2 * DELIVERED_TAIL) tail.splice(0, DELIVERED_TAIL);
+      deliver(message, channel);
+    };
+    this.forward = (message, channel) => this.#deliverFrom(message, channel, BEFORE_SWITCH);
     this.migration = new ShardMigration(this);
     this.shadows = new FailoverShadows(this);
+  }
+
+  delivered(channel: string): readonly number[] {
+    return this.#tails.get(channel)?.slice(-DELIVERED_TAIL) ?? [];
   }
 
   isMoving(name: string): boolean {
@@ -277,6 +397,9 @@ export class ClusterPubSub implements ShardHost {
         this.migration.drop(n);
         this.#endRetiring(n);
         this.shadows.dropAll(n);
+        this.#copies.delete(n);
+        this.#peers.delete(n);
+        this.#tails.delete(n);
       }
       wanted.delete(n);
       const inner = map.get(n);
@@ -432,14 +555,17 @@ export class ClusterPubSub implements ShardHost {
    * confirms (the first confirmation wins), the others redirect. Different shards deliver
    * different messages, so the short overlap of two confirmations delivers nothing twice.
    */
-  async subscribeOnPrimaries(channel: string, from: string): Promise<PrimariesRound> {
-    const others = this.holder.primaryAddresses().filter((a) => a !== from);
+  async subscribeOnPrimaries(
+    channel: string,
+    from: string,
+    exclude?: ReadonlySet<string>,
+  ): Promise<PrimariesRound> {
+    const others = this.holder.primaryAddresses().filter((a) => a !== from && !exclude?.has(a));
     if (others.length === 0 || this.ctx.closed) return {};
-    const listener = this.forward;
     const map = this.ctx.map;
     let redirect: HostPort | undefined;
     const attempts = others.map((a) =>
-      this.subscribeShard(a, channel, { listener })
+      this.subscribeShard(a, channel)
         .then((sub) => ({ address: a, sub }), (e) => {
           // Only which node the others name is read here: the policy decides no retry.
           const r = e instanceof ReplyError
@@ -480,10 +606,13 @@ export class ClusterPubSub implements ShardHost {
       if (!old || old.node === to) return;
       if (
         kind === "shard" && old.sub.active && !this.nodes.down.has(old.node) &&
-        this.holder.sameShard(old.node, to)
+        (this.holder.sameShard(old.node, to) || this.shadows.of(name)?.has(to) === true)
       ) {
         // A node of the slot's own shard (a primary and its replicas deliver the same messages)
         // keeps serving it: switching within the shard could deliver a message twice, or none.
+        // When `to` holds a failover copy, it was the old node's replica (a view read during a
+        // failover may not say so yet): the copy takes over once the old node ends the channel
+        // or is lost.
         return;
       }
       try {
@@ -545,7 +674,7 @@ export class ClusterPubSub implements ShardHost {
       const node = this.nodes.get(old.node);
       if (
         this.ctx.closed || node === undefined || node.closed || !old.sub.active ||
-        this.holder.sameShard(old.node, to)
+        this.#sameShard(name, old.node, to)
       ) {
         // Within one shard (a failover), the old node keeps serving the channel as a replica
         // and would deliver the new primary's messages a second time.
@@ -595,15 +724,118 @@ export class ClusterPubSub implements ShardHost {
     options: ShardSubscribeOptions = {},
   ): Promise<Subscription> {
     this.#endRetiring(name, address);
+    const muted = options.muted;
+    const copy: ShardCopy = { node: address, failover: muted !== undefined, held: [] };
+    let copies = this.#copies.get(name);
+    if (copies === undefined) this.#copies.set(name, copies = new Set());
+    for (const c of copies) if (c.sub !== undefined && !c.sub.active) copies.delete(c);
+    copies.add(copy);
+    const max = this.ctx.settings.maxBufferedMessages;
+    const deliverFrom = this.#deliverFrom;
+    const listener: NodeListener = (message, channel) => {
+      if (this.#mayDeliver(copy, channel)) deliverFrom(message, channel, copy);
+      else if (muted) muted(message, channel);
+      else if (copy.held && copy.held.length < max) copy.held.push([message, channel]);
+    };
     const e = options.endpoint;
     return subscribeBytes(
       this.nodes.executor(address, e?.host, e?.port),
       "shard",
       name,
-      options.listener ?? this.forward,
+      listener,
       this.ctx,
       options.asking ?? false,
-    );
+    ).then((sub) => {
+      copy.sub = sub;
+      return sub;
+    }, (err) => {
+      this.#copies.get(name)?.delete(copy);
+      throw err;
+    });
+  }
+
+  /**
+   * Whether a copy delivers what it receives: the current copy does; a copy on another shard
+   * (opened ahead, retiring) does, since each message is published on one shard only; a copy in
+   * the current copy's shard never does (a primary and its replicas carry the same messages).
+   */
+  #mayDeliver(copy: ShardCopy, channel: string): boolean {
+    const cur = this.#inner.shard.get(channel);
+    if (copy.sub !== undefined && cur?.sub === copy.sub) return true;
+    if (copy.failover) return false;
+    return cur === undefined || !this.#sameShard(channel, copy.node, cur.node);
+  }
+
+  /**
+   * Whether two nodes carry the same messages of `channel`: one node, a shard of the view, or a
+   * node holding a failover copy of the channel (a replica of its current node).
+   */
+  #sameShard(channel: string, a: string, b: string): boolean {
+    if (a === b || this.holder.sameShard(a, b)) return true;
+    const peers = this.#peers.get(channel);
+    if (peers !== undefined && peers.has(a) && peers.has(b)) return true;
+    const copies = this.shadows.of(channel);
+    return copies !== undefined && (copies.has(a) || copies.has(b));
+  }
+
+  /**
+   * A copy became the current subscription of `name`: it delivers what it held after the last
+   * message delivered, unless the copy it replaces is of its shard and still delivering (that
+   * one delivered it); the others' held messages are dropped, and ended copies forgotten.
+   */
+  #onCurrent(name: string, next: InnerSubscription, prev?: InnerSubscription): void {
+    const switched = prev !== undefined && prev.sub !== next.sub;
+    const sameShard = switched && this.#sameShard(name, prev.node, next.node);
+    const overlap = sameShard && prev.sub.active;
+    const copies = this.#copies.get(name);
+    let held: [Uint8Array, string][] | undefined;
+    let failover = false;
+    if (copies !== undefined) {
+      for (const c of copies) {
+        if (c.sub === next.sub) {
+          held = c.held;
+          c.held = undefined;
+          failover = c.failover;
+        } else if (c.sub !== undefined && !c.sub.active) {
+          copies.delete(c);
+        } else if (c.sub !== undefined) {
+          c.held = undefined;
+        }
+      }
+    }
+    // For a while, a message another copy delivered already is dropped: whatever still listens
+    // of the old owner's shard may carry the new owner's messages too.
+    if (switched) this.#guard(name, failover || sameShard);
+    if (copies === undefined) return;
+    if (prev !== undefined && prev.node !== next.node) {
+      if (failover) {
+        const peers = this.#peers.get(name) ?? new Set();
+        this.#peers.set(name, peers.add(prev.node).add(next.node));
+      } else if (!this.#sameShard(name, prev.node, next.node)) {
+        this.#peers.delete(name);
+      }
+    }
+    if (held === undefined || overlap) return;
+    // Whatever path made the switch, nothing already delivered is delivered again.
+    for (let i = firstUnseen(held, this.delivered(name), "all"); i < held.length; i++) {
+      this.forward(held[i]![0], held[i]![1]);
+    }
+  }
+
+  /**
+   * Starts the switch guard of `name`. `sameShard`: the new copy is of the old one's shard (a
+   * failover), so it may receive late what the old one delivered (a shard message reaches the
+   * other nodes of its shard over the cluster bus, and can come after the new primary's own).
+   */
+  #guard(name: string, sameShard: boolean): void {
+    const by = new Map<number, object>();
+    for (const mark of this.delivered(name)) by.set(mark, BEFORE_SWITCH);
+    this.#guards.set(name, {
+      until: this.ctx.clock.now() + SWITCH_GUARD_MS,
+      by,
+      dropped: 0,
+      sameShard,
+    });
   }
 
   /** Registers a running move of a shard channel: other moves and its slot's commands wait. */
@@ -685,6 +917,9 @@ export class ClusterPubSub implements ShardHost {
 
   /** Ends every subscription and timer (the client closes). */
   close(): void {
+    this.#copies.clear();
+    this.#peers.clear();
+    this.#tails.clear();
     this.migration.close();
     this.shadows.close();
     for (const r of this.#retiring.values()) this.ctx.clock.clearTimer(r.timer);

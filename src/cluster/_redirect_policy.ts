@@ -52,9 +52,11 @@ export interface RetryRules {
   /**
    * `"follow"`: the next attempt goes to the `ASK` target behind `ASKING` (one command);
    * `"wait"`: a pause, then the slot's owner again (work that cannot be sent behind `ASKING`:
-   * a transaction, a WATCH, a subscription).
+   * a transaction, a subscription); `"fail"`: given up at once (a WATCH: the session's later
+   * commands could not follow it, and waiting out a migration would hold the caller for the
+   * whole retry budget).
    */
-  ask: "follow" | "wait";
+  ask: "follow" | "wait" | "fail";
   /** Whether work that never left the client after a connection error is sent again. */
   unwritten: boolean;
   /**
@@ -71,8 +73,8 @@ export const COMMAND_RULES: RetryRules = { ask: "follow", unwritten: true, shard
 export const TRANSACTION_RULES: RetryRules = { ask: "wait", unwritten: true, shardMoves: true };
 /** Subscriptions: `ASK` waited out, unwritten work sent again. */
 export const SUBSCRIBE_RULES: RetryRules = { ask: "wait", unwritten: true, shardMoves: false };
-/** WATCH: `ASK` waited out; a lost connection fails it (the caller's reads were on it). */
-export const WATCH_RULES: RetryRules = { ask: "wait", unwritten: false, shardMoves: false };
+/** WATCH: `ASK` fails it at once; a lost connection fails it (the caller's reads were on it). */
+export const WATCH_RULES: RetryRules = { ask: "fail", unwritten: false, shardMoves: false };
 
 /** What the policy asks of the shard subscriptions. */
 export interface RedirectHooks {
@@ -242,8 +244,15 @@ export class RedirectPolicy {
         if (!this.canRetry(job)) return "fail";
         const to = ctx.map(r.to);
         const target = endpointKeyOf(to);
+        if (ctx.metrics?.resiliency) {
+          ctx.metrics.internalError(e, {
+            "redis.client.redirection.kind": r.ask ? "ask" : "moved",
+            "redis.client.operation.retry_attempts": job.attempts,
+          });
+        }
         if (r.ask) {
           ctx.stats.ask++;
+          if (rules.ask === "fail") return "fail";
           this.#nodes.executor(target, to.host, to.port);
           if (rules.shardMoves) this.#hooks.migrating(r.slot, target);
           if (rules.ask === "wait") return "pause";
@@ -327,7 +336,9 @@ export class RedirectPolicy {
         this.#holder.scheduleRefresh();
         return this.#later(
           job,
-          new RedisError(`Cannot send "${nameOf(job.args)}": no node serves slot ${job.slot}`),
+          new RedisError(
+            `Cannot send "${nameOf(job.args)}": ${this.#holder.noNodeServes(job.slot)}`,
+          ),
         );
       }
       const k = this.#router.readIndex(i, job.flags);

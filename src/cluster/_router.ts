@@ -1,6 +1,6 @@
 // The router: which node a command goes to — its keys' slot, the slot's primary or a replica
-// (readFrom), a keyless command to one primary or, by its request policy, to all of them, a
-// cross-slot command split — and the first attempt, straight to that node (the hot path).
+// (readFrom), a keyless command to one primary or, by its request policy, to all of them, SCAN
+// over every primary in turn, a cross-slot command split — and the first attempt, straight to that node (the hot path).
 import { FLAG_READONLY, type Transform } from "../commands/command_runner.ts";
 import { commandKeyIndexes, commandPolicy } from "../commands/command_keys.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
@@ -10,6 +10,7 @@ import type { ClusterContext } from "./_context.ts";
 import type { FanOut } from "./_fan_out.ts";
 import type { NodeMap } from "./_node_map.ts";
 import type { Job, RedirectPolicy } from "./_redirect_policy.ts";
+import type { ClusterScan } from "./_scan.ts";
 import type { TopologyHolder } from "./_topology_holder.ts";
 import { keySlot } from "./slot.ts";
 import { NO_NODE } from "./topology.ts";
@@ -29,6 +30,7 @@ export class Router {
   readonly #slotMoves: ReadonlyMap<number, Promise<unknown>>;
   #policy!: RedirectPolicy;
   #fanOut!: FanOut;
+  #scan!: ClusterScan;
   /** `readFrom: "primary"`: every command goes to the slot's primary. */
   readonly #primaryOnly: boolean;
   /** Round robin over primaries (keyless commands) and replicas (reads). */
@@ -53,10 +55,11 @@ export class Router {
     this.#primaryOnly = ctx.options.readFrom === "primary";
   }
 
-  /** Completes the wiring: the policy and fan-out are made with this router. */
-  attach(policy: RedirectPolicy, fanOut: FanOut): void {
+  /** Completes the wiring: the policy, fan-out and SCAN are made with this router. */
+  attach(policy: RedirectPolicy, fanOut: FanOut, scan: ClusterScan): void {
     this.#policy = policy;
     this.#fanOut = fanOut;
+    this.#scan = scan;
   }
 
   // ------------------------------------------------------------------ node selection
@@ -154,6 +157,8 @@ export class Router {
     if (policy?.request === "all_shards" || policy?.request === "all_nodes") {
       return this.#fanOut.all(args, transform, flags, timeout, policy);
     }
+    // SCAN walks every primary: its cursor names the node of the next page.
+    if (policy?.name === "scan") return this.#scan.page(args, transform, flags, timeout);
     const p = this.#policy;
     return p.send(p.job(args, transform, flags, blockMs, timeout, -1, undefined));
   }

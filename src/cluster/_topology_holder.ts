@@ -62,6 +62,28 @@ function shuffle<T>(list: T[]): T[] {
   return a;
 }
 
+/** Errors of a topology reply that could not be parsed, with the text saying which and why. */
+const unparsed = new WeakMap<Error, string>();
+
+/** The parse of one node's topology reply; a reply it cannot read says so, naming the node. */
+function parseView(
+  command: string,
+  address: string,
+  parse: () => ClusterTopology,
+): ClusterTopology {
+  try {
+    return parse();
+  } catch (e) {
+    if (!(e instanceof TypeError) && !(e instanceof RangeError)) throw e;
+    const detail = `the ${command} reply of "${address}" could not be parsed (${
+      e.message.replace(/^Cannot read the cluster topology: /, "")
+    })`;
+    const error = new RedisError(`Cannot read the cluster topology: ${detail}`, { cause: e });
+    unparsed.set(error, detail);
+    throw error;
+  }
+}
+
 /** Slots a view assigns. */
 function coverage(view: ClusterTopology): number {
   let n = 0;
@@ -97,6 +119,8 @@ export class TopologyHolder {
   #periodic: TimerId | undefined;
   /** A follow-up refresh (`refreshLater`). */
   #laterRefresh: TimerId | undefined;
+  /** Per slot no node serves now: the address of the last node that served it. */
+  #lastOwner = new Map<number, string>();
   /** When the last refresh began, and the timer of a rate-limited one. */
   #lastRefreshAt = -Infinity;
   #gapTimer: TimerId | undefined;
@@ -155,15 +179,24 @@ export class TopologyHolder {
       mapAddress: this.#ctx.map,
       epoch: info.status === "fulfilled" ? clusterInfoEpoch(info.value as RespValue) : 0,
     };
+    const address = endpointKeyOf(node.endpoint);
     if (shards.status === "fulfilled") {
-      return parseClusterShards(shards.value as RespValue, options);
+      return parseView(
+        "CLUSTER SHARDS",
+        address,
+        () => parseClusterShards(shards.value as RespValue, options),
+      );
     }
     const e = shards.reason;
     if (isClusterDisabledError(e)) throw e;
     if (!(e instanceof ReplyError)) throw e;
     // Before Redis 7.0: CLUSTER SLOTS.
     const slots = await node.run(["CLUSTER", "SLOTS"], undefined, 0, undefined, timeout);
-    return parseClusterSlots(slots as RespValue, options);
+    return parseView(
+      "CLUSTER SLOTS",
+      address,
+      () => parseClusterSlots(slots as RespValue, options),
+    );
   }
 
   #queryTimeout(): number {
@@ -193,6 +226,7 @@ export class TopologyHolder {
     const seeds = ctx.options.seeds.map((s) => ({ ...s, address: endpointKeyOf(s) }));
     const reasons: string[] = [];
     let notCluster: { address: string; error: unknown } | undefined;
+    let unreadable: Error | undefined;
     const timeout = this.#queryTimeout();
     const view = await new Promise<ClusterTopology | undefined>((resolve) => {
       let pending = seeds.length;
@@ -209,6 +243,10 @@ export class TopologyHolder {
           }, (e) => {
             reasons.push(`${s.address}: ${(e as Error)?.message ?? String(e)}`);
             if (isClusterDisabledError(e)) notCluster ??= { address: s.address, error: e };
+            else if (e instanceof ConnectionError && isClusterDisabledError(e.cause)) {
+              // The node check of the handshake.
+              notCluster ??= { address: s.address, error: e.cause };
+            } else if (unparsed.has(e)) unreadable ??= e;
             this.#nodes.drop(s.address);
             if (--pending === 0 && !done) {
               done = true;
@@ -224,6 +262,14 @@ export class TopologyHolder {
         throw new RedisError(
           `Cannot discover the cluster topology: "${notCluster.address}" is not a cluster node (cluster support disabled)`,
           { cause: notCluster.error },
+        );
+      }
+      if (unreadable) {
+        throw new RedisError(
+          `Cannot discover the cluster topology: ${unparsed.get(unreadable)}${
+            reasons.length > 1 ? ` (every seed: ${reasons.join("; ")})` : ""
+          }`,
+          { cause: unreadable },
         );
       }
       throw new ConnectionError(
@@ -272,6 +318,7 @@ export class TopologyHolder {
     const before = this.topology;
     const change = diffTopology(before, view);
     if (this.#cache !== undefined && before.nodes.length > 0) this.#dropMovedSlots(before, view);
+    this.#noteLostSlots(before, view);
     this.topology = view;
     this.#nodes.reindex();
     this.primaries = this.#computePrimaries();
@@ -293,6 +340,30 @@ export class TopologyHolder {
       this.#ctx.emit("topology", detail);
     }
     this.#hooks.adopted();
+  }
+
+  /** Remembers who served the slots a new view leaves without an owner. */
+  #noteLostSlots(before: ClusterTopology, after: ClusterTopology): void {
+    const last = this.#lastOwner;
+    for (let s = 0; s < SLOT_COUNT; s++) {
+      if (after.slots[s] !== NO_NODE) {
+        if (last.size > 0) last.delete(s);
+        continue;
+      }
+      const a = before.slots[s]!;
+      if (a !== NO_NODE) last.set(s, before.nodes[a]!.address);
+    }
+  }
+
+  /**
+   * Says that no node serves a slot, naming the node that served it last when one did.
+   *
+   * @param slot The slot.
+   * @returns `no node serves slot 42 (last served by "127.0.0.1:7000")`.
+   */
+  noNodeServes(slot: number): string {
+    const last = this.#lastOwner.get(slot);
+    return `no node serves slot ${slot}${last === undefined ? "" : ` (last served by "${last}")`}`;
   }
 
   /** Drops the cached replies of the slots whose owner differs between two views. */
@@ -517,10 +588,14 @@ export class TopologyHolder {
     if (ctx.closed) return;
     const views: ClusterTopology[] = [];
     const reasons: string[] = [];
+    let unreadable: Error | undefined;
     results.forEach((r, i) => {
       if (r.status === "fulfilled") {
         if (coverage(r.value) > 0) views.push(r.value);
-      } else reasons.push(`${ask[i]}: ${(r.reason as Error)?.message ?? String(r.reason)}`);
+      } else {
+        reasons.push(`${ask[i]}: ${(r.reason as Error)?.message ?? String(r.reason)}`);
+        if (unparsed.has(r.reason)) unreadable ??= r.reason;
+      }
     });
     for (const a of ask) {
       // Seeds that are not part of the cluster any more are not kept connected.
@@ -530,6 +605,14 @@ export class TopologyHolder {
       ) {
         this.#nodes.drop(a);
       }
+    }
+    if (views.length === 0 && unreadable) {
+      throw new RedisError(
+        `Cannot refresh the cluster topology: ${unparsed.get(unreadable)}${
+          reasons.length > 1 ? ` (every node asked: ${reasons.join("; ")})` : ""
+        }`,
+        { cause: unreadable },
+      );
     }
     if (views.length === 0) {
       throw new ConnectionError(

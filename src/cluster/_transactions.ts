@@ -4,7 +4,7 @@
 import type { GroupCommand } from "../client/node_executor.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import { commandKeyIndexes } from "../commands/command_keys.ts";
-import { RedisError } from "../errors.ts";
+import { RedisError, ReplyError } from "../errors.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { rangesOfSlots } from "./_context.ts";
 import {
@@ -101,7 +101,7 @@ export class Transactions {
         job,
         TRANSACTION_RULES,
         () => this.#router.target(job),
-        () => new RedisError(`Cannot run the transaction: no node serves slot ${slot}`),
+        () => new RedisError(`Cannot run the transaction: ${this.#holder.noNodeServes(slot)}`),
         async (node) => {
           const results = await Promise.allSettled(node.sendAll(commands));
           // A refusal before EXEC (the queued commands were answered with a redirect): run the
@@ -149,8 +149,15 @@ export class Transactions {
       job,
       WATCH_RULES,
       () => this.#router.target(job),
-      () => new RedisError(`Cannot watch: no node serves slot ${slot}`),
+      () => new RedisError(`Cannot watch: ${this.#holder.noNodeServes(slot)}`),
       (node) => node.watch(keys),
-    );
+    ).catch((e) => {
+      if (!(e instanceof ReplyError) || e.prefix !== "ASK") throw e;
+      // WATCH cannot follow ASK: the session's later commands would meet the same redirect.
+      throw new RedisError(
+        `Cannot watch: slot ${slot} is migrating (${e.message}); retry once the migration has ended`,
+        { cause: e },
+      );
+    });
   }
 }

@@ -133,7 +133,16 @@ export interface ClusterStats {
  *   rejected before anything is sent, with a `TypeError` naming the slots.
  * - Keyless commands follow the command table's request/response policies: `DBSIZE` sums the
  *   primaries' replies, `KEYS` concatenates them, `SCRIPT EXISTS` ANDs them, `FLUSHALL` needs
- *   every primary to succeed; the others go to one primary. `scan()` walks every primary.
+ *   every primary to succeed, `RANDOMKEY` answers a key of any primary that has one; the
+ *   others go to one primary. `scan()` and `scanPage()` walk every primary in turn (by node
+ *   id): a page's cursor is `"0"` after the last primary, else `"<node cursor>:<node id>"`,
+ *   naming the primary of the next page; a cursor naming a node that serves no slot any more
+ *   is refused with a `RedisError` (start again from `"0"`).
+ * - Every new node connection checks, in its handshake batch, that it reaches the cluster node
+ *   the topology names (`CLUSTER MYID`); a server that is not a cluster node fails with
+ *   `ConnectionError` and the topology is refreshed.
+ * - `watch()` on a key of a migrating slot (`ASK`) fails at once with a `RedisError`: retry
+ *   once the migration ended.
  * - Pipelines are split per node and reassembled in order, each command redirected on its
  *   own. Transactions (`multi()`) and `watch()` need all keys in one slot; a transaction
  *   refused before `EXEC` because the slot moved runs again, whole, on the new owner. Blocking
@@ -163,7 +172,7 @@ export class RedisClusterClient extends ClientShell<RedisClusterClientEventMap> 
    * @param options The seed nodes and settings.
    */
   constructor(options: RedisClusterClientOptions) {
-    const events = new ClientEvents();
+    const events = new ClientEvents(options, "cluster");
     const core = new ClusterCore(options, events);
     super(core, events, core.cache);
     this.#core = core;

@@ -5,7 +5,8 @@
  */
 
 import type { RedisClientOptions } from "../client/options.ts";
-import { parseRedisUrl } from "../client/options.ts";
+import { checkClientOptionKeys, CLIENT_OPTION_KEYS, parseRedisUrl } from "../client/options.ts";
+import { type KeyTable, received } from "../_validate.ts";
 import { type Endpoint as HostPort, splitEndpoint } from "../endpoint.ts";
 import type { NodeAddressMap } from "./topology.ts";
 
@@ -29,11 +30,12 @@ export type ReadFrom = "primary" | "replica" | "prefer-replica";
 export interface RedisClusterClientOptions
   extends Omit<RedisClientOptions, "url" | "host" | "port" | "db"> {
   /**
-   * Seed nodes: `redis://host:port` (`rediss://` for TLS), `host:port`, or `{ host, port }`.
-   * Any one reachable node of the cluster is enough; the others are discovered. Credentials in
-   * the first URL apply to every node unless `username` / `password` are given.
+   * Seed nodes: `redis://host:port` (`rediss://` for TLS), `host:port`, or `{ host, port }`;
+   * a single one may be given without the list. Any one reachable node of the cluster is
+   * enough; the others are discovered. Credentials in the first URL apply to every node unless
+   * `username` / `password` are given.
    */
-  nodes: (string | HostPort)[];
+  nodes: (string | HostPort)[] | string | HostPort;
   /**
    * Most attempts of one command, redirections and retries included.
    * @default {5}
@@ -92,12 +94,12 @@ export interface RedisClusterClientOptions
   crossSlot?: "split" | "refuse";
 }
 
-/** @internal A seed, resolved. */
+/** Internal: A seed, resolved. */
 export interface ClusterSeed extends HostPort {
   tls: boolean;
 }
 
-/** @internal Cluster settings with every default applied. */
+/** Internal: Cluster settings with every default applied. */
 export interface ResolvedClusterOptions {
   seeds: ClusterSeed[];
   maxAttempts: number;
@@ -159,12 +161,53 @@ function integerAtLeast(name: string, v: number | undefined, min: number, dflt: 
   return v;
 }
 
-/** @internal Applies defaults and validates. */
+const { url: _u, host: _h, port: _p, db: _db, ...NODE_OPTION_KEYS } = CLIENT_OPTION_KEYS;
+
+/** Internal: The keys of {@linkcode RedisClusterClientOptions}. */
+export const CLUSTER_OPTION_KEYS: KeyTable<RedisClusterClientOptions> = {
+  ...NODE_OPTION_KEYS,
+  nodes: true,
+  maxAttempts: true,
+  maxTotalRetriesDuration: true,
+  readFrom: true,
+  topologyRefreshInterval: true,
+  shardMigrationProbeInterval: true,
+  failoverShadows: true,
+  nodeAddressMap: true,
+  crossSlot: true,
+};
+
+const SEEDS_HINT =
+  'the cluster\'s nodes come from its seeds: give them as nodes: ["redis://host:port"]';
+const CLUSTER_HINTS: Readonly<Record<string, string>> = {
+  url: SEEDS_HINT,
+  host: SEEDS_HINT,
+  port: SEEDS_HINT,
+  db: "a cluster has only database 0",
+};
+
+/** Internal: Applies defaults and validates. */
 export function resolveClusterOptions(o: RedisClusterClientOptions): ResolvedClusterOptions {
-  if (o === null || typeof o !== "object" || !Array.isArray(o.nodes) || o.nodes.length === 0) {
-    throw new TypeError("Cannot create the cluster client: give at least one seed in nodes");
+  if (o === null || typeof o !== "object" || Array.isArray(o)) {
+    throw new TypeError(
+      `Cannot create the cluster client from ${
+        typeof o === "string" ? "a string" : received(o)
+      }: expected an options object, e.g. { nodes: ["redis://127.0.0.1:7000"] }`,
+    );
   }
-  const parsed = o.nodes.map(parseSeed);
+  checkClientOptionKeys(o, CLUSTER_OPTION_KEYS, "the cluster client", CLUSTER_HINTS);
+  const nodes = typeof o.nodes === "string" || (typeof o.nodes === "object" && o.nodes !== null &&
+      !Array.isArray(o.nodes))
+    ? [o.nodes]
+    : o.nodes;
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new TypeError(
+      `Cannot create the cluster client: nodes is ${
+        Array.isArray(nodes) ? "empty" : received(nodes)
+      }; give at least one seed, e.g. nodes: ["redis://127.0.0.1:7000"]`,
+    );
+  }
+  const parsed = nodes.map(parseSeed);
   const first = parsed[0]!.url;
   const readFrom = o.readFrom ?? "primary";
   if (readFrom !== "primary" && readFrom !== "replica" && readFrom !== "prefer-replica") {

@@ -133,3 +133,95 @@ export function parseCommandRow(row: string): CommandInfo {
     subcommands: [],
   };
 }
+
+// The table as shipped: one string, each field of a row that repeats (flags, first/last/step,
+// tips, group, key specs) replaced by one character that indexes a dictionary of its values.
+//
+//   <flags dict>;<keys dict>;<tips dict>;<groups dict>;<key specs dict>;<row>;<row>;...
+//
+// A dictionary lists its values separated by spaces. A row is `<name> <arity> <f><k><t><g><s>*`:
+// one index character (DIGITS) each for the flags, first/last/step, tips and group, then one per
+// key spec. A subcommand's name is `|<sub>`, its container being the last command before it (the
+// rows are sorted by name).
+
+/** The index characters of the dictionaries, in order. */
+const DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/** The dictionaries, in the order of the index characters of a row. */
+const DICTS = 5;
+const SPECS = 4;
+
+/**
+ * Encodes rows (in {@linkcode formatCommandRow}'s format, sorted by name) into the shipped table.
+ *
+ * @param rows The rows.
+ * @returns The table string.
+ * @throws {RangeError} A dictionary with more values than index characters, or a row that does
+ *   not parse.
+ */
+export function encodeCommandTable(rows: readonly string[]): string {
+  const dicts: Map<string, number>[] = Array.from({ length: DICTS }, () => new Map());
+  const index = (d: number, value: string): string => {
+    const dict = dicts[d]!;
+    let i = dict.get(value);
+    if (i === undefined) {
+      i = dict.size;
+      if (i >= DIGITS.length) {
+        throw new RangeError(`Cannot encode the key table: more than ${DIGITS.length} values`);
+      }
+      dict.set(value, i);
+    }
+    return DIGITS[i]!;
+  };
+  let container = "";
+  const out = rows.map((row) => {
+    const f = row.split(" ");
+    if (f.length < 6 || f.some((x) => x === "" || x.includes(";"))) {
+      throw new RangeError(`Cannot encode the key table row "${row}"`);
+    }
+    const [name, arity, flags, keys, tips, group] = f as [string, ...string[]];
+    const bar = name.indexOf("|");
+    let short = name;
+    if (bar < 0) container = name;
+    else if (name.slice(0, bar) === container) short = name.slice(bar);
+    return `${short} ${arity} ${index(0, flags!)}${index(1, keys!)}${index(2, tips!)}${
+      index(3, group!)
+    }${f.slice(6).map((s) => index(SPECS, s)).join("")}`;
+  });
+  return [...dicts.map((d) => [...d.keys()].join(" ")), ...out].join(";");
+}
+
+/**
+ * Decodes the shipped table into its rows ({@linkcode parseCommandRow}'s format).
+ *
+ * @param table The table string of {@linkcode encodeCommandTable}.
+ * @returns The rows, in order.
+ * @throws {RangeError} An index with no value in its dictionary.
+ */
+export function decodeCommandTable(table: string): string[] {
+  const parts = table.split(";");
+  const dicts = parts.slice(0, DICTS).map((d) => d.split(" "));
+  const value = (d: number, c: string, row: string): string => {
+    const v = dicts[d]![DIGITS.indexOf(c)];
+    if (v === undefined) {
+      throw new RangeError(`Cannot decode the key table row "${row}": no value for "${c}"`);
+    }
+    return v;
+  };
+  let container = "";
+  const rows: string[] = new Array(parts.length - DICTS);
+  for (let r = DICTS; r < parts.length; r++) {
+    const row = parts[r]!;
+    const a = row.indexOf(" ");
+    const b = row.indexOf(" ", a + 1);
+    let name = row.slice(0, a);
+    if (name[0] === "|") name = container + name;
+    else container = name;
+    const codes = row.slice(b + 1);
+    let text = `${name} ${row.slice(a + 1, b)}`;
+    for (let i = 0; i < codes.length; i++) {
+      text += ` ${value(i < SPECS ? i : SPECS, codes[i]!, row)}`;
+    }
+    rows[r - DICTS] = text;
+  }
+  return rows;
+}

@@ -22,8 +22,8 @@ import type { RedisArgument } from "../resp/types.ts";
 import type { CommandInfo, KeySpec } from "./command_info.ts";
 import { argIs, parseStrictInteger } from "./_argument_text.ts";
 import { KEY_FINDERS, type KeyFinder } from "./_key_finders.ts";
-import { parseCommandRow } from "./_key_spec_row.ts";
-import { COMMAND_ROWS } from "./key_spec.ts";
+import { decodeCommandTable, parseCommandRow } from "./_key_spec_row.ts";
+import { COMMAND_TABLE } from "./key_spec.ts";
 
 export { type CommandInfo, type KeySpec, parseCommandInfo } from "./command_info.ts";
 export type { RedisArgument, RespValue } from "../resp/types.ts";
@@ -238,7 +238,7 @@ function commands(): Map<string, Entry> {
   if (table !== undefined) return table;
   const tops: CommandInfo[] = [];
   const subs = new Map<string, CommandInfo[]>();
-  for (const row of COMMAND_ROWS) {
+  for (const row of decodeCommandTable(COMMAND_TABLE)) {
     const info = parseCommandRow(row);
     const bar = info.name.indexOf("|");
     if (bar < 0) tops.push(info);

@@ -15,6 +15,8 @@ import {
 } from "./command_runner.ts";
 import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
+import * as O from "./_option_specs.ts";
+import { checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
 import type {
   BitfieldOperation,
   BitRangeOptions,
@@ -99,6 +101,21 @@ function flat(
   if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
   else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
   return out;
+}
+
+/** The `keys`/`args` of `eval`, `fcall` and their variants are not both lists. */
+function scriptListsError(method: string, keys: unknown, args: unknown): never {
+  const form = `${method}(script, ["key1"], ["arg1"])`;
+  if (typeof keys === "number") {
+    throw new TypeError(
+      `Cannot call ${method} with a key count (${keys}) and the keys and arguments inline: ` +
+        `give the keys and the arguments as two lists, e.g. ${form}`,
+    );
+  }
+  const [what, v] = Array.isArray(keys) ? ["arguments", args] : ["keys", keys];
+  throw new TypeError(
+    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${form}`,
+  );
 }
 
 function list<A>(v: A | A[]): A[] {
@@ -298,6 +315,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null when the key does not exist.
    */
   get(key: RedisArgument): Promise<S | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "get(key)");
     return this._run(["GET", key], undefined, RO) as Promise<S | null>;
   }
 
@@ -332,6 +350,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"` or the old value (with `get`), null when a condition was not met.
    */
   set(key: RedisArgument, value: RedisArgument, options?: SetOptions): Promise<S | "OK" | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "set(key, value, options?)", O.SET);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.SET, "set");
     const args: RedisArgument[] = ["SET", key, value];
     if (options) {
       if (options.ex !== undefined) args.push("EX", options.ex);
@@ -363,6 +385,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   mset(pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][]): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "mset(pairs)");
     return this._run(["MSET", ...flat(pairs)], T.ok, N) as Promise<"OK">;
   }
 
@@ -375,6 +398,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   msetnx(
     pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
   ): Promise<boolean> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "msetnx(pairs)");
     return this._run(["MSETNX", ...flat(pairs)], T.bool, N) as Promise<boolean>;
   }
 
@@ -386,6 +410,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was set.
    */
   setnx(key: RedisArgument, value: RedisArgument): Promise<boolean> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "setnx(key, value)");
     return this._run(["SETNX", key, value], T.bool, N) as Promise<boolean>;
   }
 
@@ -398,6 +423,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   setex(key: RedisArgument, seconds: number, value: RedisArgument): Promise<"OK"> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "setex(key, seconds, value)");
     return this._run(["SETEX", key, seconds, value], T.ok, N) as Promise<"OK">;
   }
 
@@ -410,6 +436,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   psetex(key: RedisArgument, milliseconds: number, value: RedisArgument): Promise<"OK"> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "psetex(key, milliseconds, value)");
+    }
     return this._run(["PSETEX", key, milliseconds, value], T.ok, N) as Promise<"OK">;
   }
 
@@ -421,6 +450,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The old value, or null.
    */
   getset(key: RedisArgument, value: RedisArgument): Promise<S | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "getset(key, value)");
     return this._run(["GETSET", key, value], undefined, N) as Promise<S | null>;
   }
 
@@ -431,6 +461,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getdel(key: RedisArgument): Promise<S | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "getdel(key)");
     return this._run(["GETDEL", key], undefined, N) as Promise<S | null>;
   }
 
@@ -442,6 +473,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getex(key: RedisArgument, options?: GetExOptions): Promise<S | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "getex(key, options?)", O.GETEX);
+    if (options !== undefined) checkCommandOptions(options, O.GETEX, "getex");
     const args: RedisArgument[] = ["GETEX", key];
     if (options?.ex !== undefined) args.push("EX", options.ex);
     if (options?.px !== undefined) args.push("PX", options.px);
@@ -459,6 +492,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   append(key: RedisArgument, value: RedisArgument): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "append(key, value)");
     return this._run(["APPEND", key, value], T.num, N) as Promise<number>;
   }
 
@@ -469,6 +503,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 for a missing key.
    */
   strlen(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "strlen(key)");
     return this._run(["STRLEN", key], T.num, RO) as Promise<number>;
   }
 
@@ -479,6 +514,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   incr(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "incr(key)");
     return this._run(["INCR", key], T.num, N) as Promise<number>;
   }
 
@@ -490,6 +526,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   incrby(key: RedisArgument, increment: number): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "incrby(key, increment)");
     return this._run(["INCRBY", key, increment], T.num, N) as Promise<number>;
   }
 
@@ -501,6 +538,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   incrbyfloat(key: RedisArgument, increment: number): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "incrbyfloat(key, increment)");
     return this._run(["INCRBYFLOAT", key, increment], T.num, N) as Promise<number>;
   }
 
@@ -511,6 +549,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   decr(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "decr(key)");
     return this._run(["DECR", key], T.num, N) as Promise<number>;
   }
 
@@ -522,6 +561,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   decrby(key: RedisArgument, decrement: number): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "decrby(key, decrement)");
     return this._run(["DECRBY", key, decrement], T.num, N) as Promise<number>;
   }
 
@@ -534,6 +574,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The substring (empty for a missing key).
    */
   getrange(key: RedisArgument, start: number, end: number): Promise<S> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "getrange(key, start, end)");
     return this._run(["GETRANGE", key, start, end], undefined, RO) as Promise<S>;
   }
 
@@ -546,6 +587,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   setrange(key: RedisArgument, offset: number, value: RedisArgument): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "setrange(key, offset, value)");
     return this._run(["SETRANGE", key, offset, value], T.num, N) as Promise<number>;
   }
 
@@ -557,6 +599,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The subsequence.
    */
   lcs(key1: RedisArgument, key2: RedisArgument): Promise<S> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "lcs(key1, key2)");
     return this._run(["LCS", key1, key2], undefined, RO) as Promise<S>;
   }
 
@@ -568,6 +611,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   lcsLen(key1: RedisArgument, key2: RedisArgument): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "lcsLen(key1, key2)");
     return this._run(["LCS", key1, key2, "LEN"], T.num, RO) as Promise<number>;
   }
 
@@ -584,6 +628,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key2: RedisArgument,
     options?: { minMatchLen?: number; withMatchLen?: boolean },
   ): Promise<LcsIdxResult> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "lcsIdx(key1, key2, options?)", O.LCS_IDX);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.LCS_IDX, "lcsIdx");
     const args: RedisArgument[] = ["LCS", key1, key2, "IDX"];
     if (options?.minMatchLen !== undefined) args.push("MINMATCHLEN", options.minMatchLen);
     if (options?.withMatchLen) args.push("WITHMATCHLEN");
@@ -631,6 +679,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "expire(key, seconds, options?)", O.EXPIRE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expire");
     return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
   }
 
@@ -643,6 +695,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "pexpire(key, milliseconds, options?)", O.EXPIRE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpire");
     const args = expireArgs(["PEXPIRE", key, milliseconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -656,6 +712,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "expireat(key, unixSeconds, options?)", O.EXPIRE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expireat");
     const args = expireArgs(["EXPIREAT", key, unixSeconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -673,6 +733,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     unixMilliseconds: number,
     options?: ExpireOptions,
   ): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "pexpireat(key, unixMilliseconds, options?)", O.EXPIRE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpireat");
     const args = expireArgs(["PEXPIREAT", key, unixMilliseconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -684,6 +748,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   expiretime(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "expiretime(key)");
     return this._run(["EXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
@@ -694,6 +759,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   pexpiretime(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "pexpiretime(key)");
     return this._run(["PEXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
@@ -704,6 +770,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Seconds, -1 without expiry, -2 for a missing key.
    */
   ttl(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "ttl(key)");
     return this._run(["TTL", key], T.num, RO) as Promise<number>;
   }
 
@@ -714,6 +781,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Milliseconds, -1 without expiry, -2 for a missing key.
    */
   pttl(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "pttl(key)");
     return this._run(["PTTL", key], T.num, RO) as Promise<number>;
   }
 
@@ -724,6 +792,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether an expiry was removed.
    */
   persist(key: RedisArgument): Promise<boolean> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "persist(key)");
     return this._run(["PERSIST", key], T.bool, N) as Promise<boolean>;
   }
 
@@ -734,6 +803,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"string"`, `"list"`, `"set"`, `"zset"`, `"hash"`, `"stream"` or `"none"`.
    */
   type(key: RedisArgument): Promise<string> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "type(key)");
     return this._run(["TYPE", key], T.str, RO) as Promise<string>;
   }
 
@@ -745,6 +815,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   rename(key: RedisArgument, newKey: RedisArgument): Promise<"OK"> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "rename(key, newKey)");
     return this._run(["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
   }
 
@@ -756,6 +827,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was renamed.
    */
   renamenx(key: RedisArgument, newKey: RedisArgument): Promise<boolean> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "renamenx(key, newKey)");
     return this._run(["RENAMENX", key, newKey], T.bool, N) as Promise<boolean>;
   }
 
@@ -766,6 +838,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The keys.
    */
   keys(pattern: string): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "keys(pattern)");
     return this._run(["KEYS", pattern], T.arr, RO) as Promise<S[]>;
   }
 
@@ -775,6 +848,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A key, or null when the database is empty.
    */
   randomkey(): Promise<S | null> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "randomkey()");
     return this._run(["RANDOMKEY"], undefined, RO) as Promise<S | null>;
   }
 
@@ -797,6 +871,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was copied.
    */
   copy(source: RedisArgument, destination: RedisArgument, options?: CopyOptions): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "copy(source, destination, options?)", O.COPY);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COPY, "copy");
     const args: RedisArgument[] = ["COPY", source, destination];
     if (options?.db !== undefined) args.push("DB", options.db);
     if (options?.replace) args.push("REPLACE");
@@ -810,6 +888,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The serialized value, or null for a missing key.
    */
   dump(key: RedisArgument): Promise<Uint8Array | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "dump(key)");
     return this._run(["DUMP", key], undefined, RO | FLAG_BINARY) as Promise<Uint8Array | null>;
   }
 
@@ -828,6 +907,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     serialized: Uint8Array,
     options?: RestoreOptions,
   ): Promise<"OK"> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "restore(key, ttl, serialized, options?)", O.RESTORE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.RESTORE, "restore");
     const args: RedisArgument[] = ["RESTORE", key, ttl, serialized];
     if (options?.replace) args.push("REPLACE");
     if (options?.absttl) args.push("ABSTTL");
@@ -843,6 +926,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns E.g. `"listpack"`, `"hashtable"`, `"int"`; null for a missing key.
    */
   objectEncoding(key: RedisArgument): Promise<string | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "objectEncoding(key)");
     return this._run(["OBJECT", "ENCODING", key], T.strOrNull, RO) as Promise<string | null>;
   }
 
@@ -853,6 +937,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The frequency, or null for a missing key.
    */
   objectFreq(key: RedisArgument): Promise<number | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "objectFreq(key)");
     return this._run(["OBJECT", "FREQ", key], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -863,6 +948,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Seconds, or null for a missing key.
    */
   objectIdletime(key: RedisArgument): Promise<number | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "objectIdletime(key)");
     return this._run(["OBJECT", "IDLETIME", key], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -873,6 +959,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count, or null for a missing key.
    */
   objectRefcount(key: RedisArgument): Promise<number | null> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "objectRefcount(key)");
     return this._run(["OBJECT", "REFCOUNT", key], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -884,6 +971,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The sorted elements (or looked-up values with `get`).
    */
   sort(key: RedisArgument, options?: SortOptions): Promise<(S | null)[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "sort(key, options?)", O.SORT);
+    if (options !== undefined) checkCommandOptions(options, O.SORT, "sort");
     return this._run(sortArgs(["SORT", key], options), T.arr, N) as Promise<(S | null)[]>;
   }
 
@@ -900,6 +989,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     options?: SortOptions,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "sortStore(key, destination, options?)", O.SORT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.SORT, "sortStore");
     const args = sortArgs(["SORT", key], options);
     args.push("STORE", destination);
     return this._run(args, T.num, N) as Promise<number>;
@@ -913,6 +1006,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The next cursor and the keys of this page.
    */
   scanPage(cursor: string | number, options?: ScanOptions): Promise<[string, S[]]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "scanPage(cursor, options?)", O.SCAN);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.SCAN, "scanPage");
     const args: RedisArgument[] = ["SCAN", cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
@@ -958,6 +1055,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     fieldOrFields: RedisArgument | Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
     value?: RedisArgument,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "hset(key, fieldOrFields, value?)");
+    }
     const args: RedisArgument[] = ["HSET", key];
     if (
       typeof fieldOrFields === "string" || typeof fieldOrFields === "number" ||
@@ -978,6 +1078,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the field was set.
    */
   hsetnx(key: RedisArgument, field: RedisArgument, value: RedisArgument): Promise<boolean> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "hsetnx(key, field, value)");
     return this._run(["HSETNX", key, field, value], T.bool, N) as Promise<boolean>;
   }
 
@@ -989,6 +1090,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   hget(key: RedisArgument, field: RedisArgument): Promise<S | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "hget(key, field)");
     return this._run(["HGET", key, field], undefined, RO) as Promise<S | null>;
   }
 
@@ -1010,6 +1112,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record field -> value, empty for a missing key.
    */
   hgetall(key: RedisArgument): Promise<Record<string, S>> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "hgetall(key)");
     return this._run(["HGETALL", key], T.record, RO) as Promise<Record<string, S>>;
   }
 
@@ -1032,6 +1135,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it exists.
    */
   hexists(key: RedisArgument, field: RedisArgument): Promise<boolean> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "hexists(key, field)");
     return this._run(["HEXISTS", key, field], T.bool, RO) as Promise<boolean>;
   }
 
@@ -1044,6 +1148,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   hincrby(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "hincrby(key, field, increment)");
     return this._run(["HINCRBY", key, field, increment], T.num, N) as Promise<number>;
   }
 
@@ -1056,6 +1161,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   hincrbyfloat(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "hincrbyfloat(key, field, increment)");
+    }
     return this._run(["HINCRBYFLOAT", key, field, increment], T.num, N) as Promise<number>;
   }
 
@@ -1066,6 +1174,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The fields.
    */
   hkeys(key: RedisArgument): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "hkeys(key)");
     return this._run(["HKEYS", key], T.arr, RO) as Promise<S[]>;
   }
 
@@ -1076,6 +1185,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The values.
    */
   hvals(key: RedisArgument): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "hvals(key)");
     return this._run(["HVALS", key], T.arr, RO) as Promise<S[]>;
   }
 
@@ -1086,6 +1196,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of fields.
    */
   hlen(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "hlen(key)");
     return this._run(["HLEN", key], T.num, RO) as Promise<number>;
   }
 
@@ -1097,6 +1208,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 when missing.
    */
   hstrlen(key: RedisArgument, field: RedisArgument): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "hstrlen(key, field)");
     return this._run(["HSTRLEN", key, field], T.num, RO) as Promise<number>;
   }
 
@@ -1124,6 +1236,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "hrandfield(key, count?)");
     if (count === undefined) {
       return this._run(["HRANDFIELD", key], undefined, RO) as Promise<S | null>;
     }
@@ -1138,6 +1251,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `[field, value]` pairs.
    */
   hrandfieldWithValues(key: RedisArgument, count: number): Promise<[S, S][]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "hrandfieldWithValues(key, count)");
+    }
     return this._run(["HRANDFIELD", key, count, "WITHVALUES"], T.pairs, RO) as Promise<[S, S][]>;
   }
 
@@ -1154,6 +1270,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, [S, S][]]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "hscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "hscanPage");
     const args: RedisArgument[] = ["HSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.hscanPage, RO) as Promise<[string, [S, S][]]>;
@@ -1229,6 +1349,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   lpop(key: RedisArgument, count?: number): Promise<S | S[] | null>;
   lpop(key: RedisArgument, count?: number): Promise<S | S[] | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "lpop(key, count?)");
     if (count === undefined) return this._run(["LPOP", key], undefined, N) as Promise<S | null>;
     return this._run(["LPOP", key, count], T.arrOrNull, N) as Promise<S[] | null>;
   }
@@ -1257,6 +1378,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   rpop(key: RedisArgument, count?: number): Promise<S | S[] | null>;
   rpop(key: RedisArgument, count?: number): Promise<S | S[] | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "rpop(key, count?)");
     if (count === undefined) return this._run(["RPOP", key], undefined, N) as Promise<S | null>;
     return this._run(["RPOP", key, count], T.arrOrNull, N) as Promise<S[] | null>;
   }
@@ -1268,6 +1390,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   llen(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "llen(key)");
     return this._run(["LLEN", key], T.num, RO) as Promise<number>;
   }
 
@@ -1280,6 +1403,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The elements.
    */
   lrange(key: RedisArgument, start: number, stop: number): Promise<S[]> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "lrange(key, start, stop)");
     return this._run(["LRANGE", key, start, stop], T.arr, RO) as Promise<S[]>;
   }
 
@@ -1291,6 +1415,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The element, or null.
    */
   lindex(key: RedisArgument, index: number): Promise<S | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "lindex(key, index)");
     return this._run(["LINDEX", key, index], undefined, RO) as Promise<S | null>;
   }
 
@@ -1303,6 +1428,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   lset(key: RedisArgument, index: number, element: RedisArgument): Promise<"OK"> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "lset(key, index, element)");
     return this._run(["LSET", key, index, element], T.ok, N) as Promise<"OK">;
   }
 
@@ -1321,6 +1447,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     pivot: RedisArgument,
     element: RedisArgument,
   ): Promise<number> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "linsert(key, where, pivot, element)");
+    }
     return this._run(["LINSERT", key, where, pivot, element], T.num, N) as Promise<number>;
   }
 
@@ -1333,6 +1462,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   lrem(key: RedisArgument, count: number, element: RedisArgument): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "lrem(key, count, element)");
     return this._run(["LREM", key, count, element], T.num, N) as Promise<number>;
   }
 
@@ -1345,6 +1475,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   ltrim(key: RedisArgument, start: number, stop: number): Promise<"OK"> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "ltrim(key, start, stop)");
     return this._run(["LTRIM", key, start, stop], T.ok, N) as Promise<"OK">;
   }
 
@@ -1357,6 +1488,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The index, or null when not found.
    */
   lpos(key: RedisArgument, element: RedisArgument, options?: LposOptions): Promise<number | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "lpos(key, element, options?)", O.LPOS);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lpos");
     return this._run(lposArgs(key, element, options), T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -1375,6 +1510,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     count: number,
     options?: LposOptions,
   ): Promise<number[]> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "lposCount(key, element, count, options?)", O.LPOS);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lposCount");
     const args = lposArgs(key, element, options);
     args.push("COUNT", count);
     return this._run(args, T.nums, RO) as Promise<number[]>;
@@ -1395,6 +1534,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     from: ListSide,
     to: ListSide,
   ): Promise<S | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "lmove(source, destination, from, to)");
+    }
     return this._run(["LMOVE", source, destination, from, to], undefined, N) as Promise<S | null>;
   }
 
@@ -1411,6 +1553,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "lmpop(keys, side, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "lmpop");
     const args: RedisArgument[] = ["LMPOP", keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.keyElements, N) as Promise<KeyElements<S> | null>;
@@ -1424,6 +1570,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   blpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "blpop(keys, timeout)");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BLPOP", ...list(keys), timeout];
     return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
@@ -1437,6 +1584,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   brpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "brpop(keys, timeout)");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BRPOP", ...list(keys), timeout];
     return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
@@ -1459,6 +1607,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     to: ListSide,
     timeout: number,
   ): Promise<S | null> {
+    if (arguments.length > 5) {
+      tooManyArguments(arguments.length, "blmove(source, destination, from, to, timeout)");
+    }
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BLMOVE", source, destination, from, to, timeout];
     return this._run(args, undefined, BL, ms) as Promise<S | null>;
@@ -1479,6 +1630,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "blmpop(timeout, keys, side, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "blmpop");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BLMPOP", timeout, keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
@@ -1498,6 +1653,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     timeout: number,
   ): Promise<S | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "brpoplpush(source, destination, timeout)");
+    }
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BRPOPLPUSH", source, destination, timeout];
     return this._run(args, undefined, BL, ms) as Promise<S | null>;
@@ -1534,6 +1692,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, in no particular order.
    */
   smembers(key: RedisArgument): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "smembers(key)");
     return this._run(["SMEMBERS", key], T.arr, RO) as Promise<S[]>;
   }
 
@@ -1545,6 +1704,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it is a member.
    */
   sismember(key: RedisArgument, member: RedisArgument): Promise<boolean> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "sismember(key, member)");
     return this._run(["SISMEMBER", key, member], T.bool, RO) as Promise<boolean>;
   }
 
@@ -1566,6 +1726,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   scard(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "scard(key)");
     return this._run(["SCARD", key], T.num, RO) as Promise<number>;
   }
 
@@ -1593,6 +1754,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "spop(key, count?)");
     if (count === undefined) return this._run(["SPOP", key], undefined, N) as Promise<S | null>;
     return this._run(["SPOP", key, count], T.arr, N) as Promise<S[]>;
   }
@@ -1621,6 +1783,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "srandmember(key, count?)");
     if (count === undefined) {
       return this._run(["SRANDMEMBER", key], undefined, RO) as Promise<S | null>;
     }
@@ -1640,6 +1803,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     member: RedisArgument,
   ): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "smove(source, destination, member)");
+    }
     return this._run(["SMOVE", source, destination, member], T.bool, N) as Promise<boolean>;
   }
 
@@ -1661,6 +1827,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   sintercard(keys: RedisArgument[], options?: { limit?: number }): Promise<number> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "sintercard(keys, options?)", O.LIMIT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.LIMIT, "sintercard");
     const args: RedisArgument[] = ["SINTERCARD", keys.length, ...keys];
     if (options?.limit !== undefined) args.push("LIMIT", options.limit);
     return this._run(args, T.num, RO) as Promise<number>;
@@ -1732,6 +1902,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, S[]]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "sscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "sscanPage");
     const args: RedisArgument[] = ["SSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
@@ -1752,6 +1926,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: ZAddMember | ZAddMember[],
     options?: ZAddOptions,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zadd(key, members, options?)", O.ZADD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zadd");
     const args = zaddArgs(key, options);
     for (const m of list(members)) args.push(sc(m.score), m.member);
     return this._run(args, T.num, N) as Promise<number>;
@@ -1766,6 +1944,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score, or null when a condition was not met.
    */
   zaddIncr(key: RedisArgument, member: ZAddMember, options?: ZAddOptions): Promise<number | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zaddIncr(key, member, options?)", O.ZADD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zaddIncr");
     const args = zaddArgs(key, options);
     args.push("INCR", sc(member.score), member.member);
     return this._run(args, T.numOrNull, N) as Promise<number | null>;
@@ -1780,6 +1962,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score.
    */
   zincrby(key: RedisArgument, increment: number, member: RedisArgument): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "zincrby(key, increment, member)");
     return this._run(["ZINCRBY", key, sc(increment), member], T.num, N) as Promise<number>;
   }
 
@@ -1802,6 +1985,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The score, or null.
    */
   zscore(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zscore(key, member)");
     return this._run(["ZSCORE", key, member], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -1825,6 +2009,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zrank(key, member)");
     return this._run(["ZRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -1836,6 +2021,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrevrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zrevrank(key, member)");
     return this._run(["ZREVRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -1846,6 +2032,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   zcard(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "zcard(key)");
     return this._run(["ZCARD", key], T.num, RO) as Promise<number>;
   }
 
@@ -1858,6 +2045,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zcount(key: RedisArgument, min: number | string, max: number | string): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "zcount(key, min, max)");
     return this._run(["ZCOUNT", key, sc(min), sc(max)], T.num, RO) as Promise<number>;
   }
 
@@ -1870,6 +2058,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zlexcount(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "zlexcount(key, min, max)");
     return this._run(["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<number>;
   }
 
@@ -1888,6 +2077,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<S[]> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "zrange(key, start, stop, options?)", O.ZRANGE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrange");
     return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
   }
 
@@ -1906,6 +2099,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<ScoredMember<S>[]> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "zrangeWithScores(key, start, stop, options?)", O.ZRANGE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangeWithScores");
     const args = zrangeArgs(["ZRANGE", key], start, stop, options);
     args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
@@ -1928,6 +2125,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<number> {
+    if (arguments.length > 5) {
+      tooManyArguments(
+        arguments.length,
+        "zrangestore(destination, source, start, stop, options?)",
+        O.ZRANGE,
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangestore");
     const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -1941,6 +2146,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebyrank(key: RedisArgument, start: number, stop: number): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zremrangebyrank(key, start, stop)");
+    }
     return this._run(["ZREMRANGEBYRANK", key, start, stop], T.num, N) as Promise<number>;
   }
 
@@ -1957,6 +2165,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     min: number | string,
     max: number | string,
   ): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebyscore(key, min, max)");
     return this._run(["ZREMRANGEBYSCORE", key, sc(min), sc(max)], T.num, N) as Promise<number>;
   }
 
@@ -1969,6 +2178,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebylex(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebylex(key, min, max)");
     return this._run(["ZREMRANGEBYLEX", key, min, max], T.num, N) as Promise<number>;
   }
 
@@ -2002,6 +2212,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmin(key, count?)");
     if (count === undefined) {
       return this._run(["ZPOPMIN", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
     }
@@ -2038,6 +2249,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmax(key, count?)");
     if (count === undefined) {
       return this._run(["ZPOPMAX", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
     }
@@ -2068,6 +2280,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zrandmember(key, count?)");
     if (count === undefined) {
       return this._run(["ZRANDMEMBER", key], undefined, RO) as Promise<S | null>;
     }
@@ -2082,6 +2295,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members and scores.
    */
   zrandmemberWithScores(key: RedisArgument, count: number): Promise<ScoredMember<S>[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "zrandmemberWithScores(key, count)");
+    }
     const args: RedisArgument[] = ["ZRANDMEMBER", key, count, "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2099,6 +2315,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zunionstore(destination, keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionstore");
     const args: RedisArgument[] = ["ZUNIONSTORE", destination, ...aggArgs(keys, options)];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2116,6 +2336,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zinterstore(destination, keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterstore");
     const args: RedisArgument[] = ["ZINTERSTORE", destination, ...aggArgs(keys, options)];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2128,6 +2352,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The size of the result.
    */
   zdiffstore(destination: RedisArgument, keys: RedisArgument[]): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "zdiffstore(destination, keys)");
     const args: RedisArgument[] = ["ZDIFFSTORE", destination, keys.length, ...keys];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2140,6 +2365,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zunion(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "zunion(keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunion");
     return this._run(["ZUNION", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
   }
 
@@ -2154,6 +2383,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "zunionWithScores(keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionWithScores");
     const args: RedisArgument[] = ["ZUNION", ...aggArgs(keys, options), "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2166,6 +2399,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zinter(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "zinter(keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinter");
     return this._run(["ZINTER", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
   }
 
@@ -2180,6 +2417,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "zinterWithScores(keys, options?)", O.ZAGGREGATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterWithScores");
     const args: RedisArgument[] = ["ZINTER", ...aggArgs(keys, options), "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2191,6 +2432,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zdiff(keys: RedisArgument[]): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "zdiff(keys)");
     return this._run(["ZDIFF", keys.length, ...keys], T.arr, RO) as Promise<S[]>;
   }
 
@@ -2201,6 +2443,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members and their scores.
    */
   zdiffWithScores(keys: RedisArgument[]): Promise<ScoredMember<S>[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "zdiffWithScores(keys)");
     const args: RedisArgument[] = ["ZDIFF", keys.length, ...keys, "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2218,6 +2461,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zmpop(keys, side, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "zmpop");
     const args: RedisArgument[] = ["ZMPOP", keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.keyScored, N) as Promise<KeyScoredMembers<S> | null>;
@@ -2234,6 +2481,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmin(keys, timeout)");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BZPOPMIN", ...list(keys), timeout];
     return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
@@ -2250,6 +2498,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmax(keys, timeout)");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BZPOPMAX", ...list(keys), timeout];
     return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
@@ -2270,6 +2519,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "bzmpop(timeout, keys, side, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "bzmpop");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BZMPOP", timeout, keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
@@ -2289,6 +2542,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, ScoredMember<S>[]]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "zscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "zscanPage");
     const args: RedisArgument[] = ["ZSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
@@ -2311,6 +2568,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     fields: StreamFields,
     options?: XAddOptions,
   ): Promise<string | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "xadd(key, id, fields, options?)", O.XADD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XADD, "xadd");
     const args: RedisArgument[] = ["XADD", key];
     if (options?.nomkstream) args.push("NOMKSTREAM");
     if (options) trimArgs(args, options);
@@ -2333,6 +2594,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     end: RedisArgument = "+",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "xrange(key, start?, end?, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrange");
     const args: RedisArgument[] = ["XRANGE", key, start, end];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
@@ -2353,6 +2618,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument = "-",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "xrevrange(key, end?, start?, options?)", O.COUNT);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrevrange");
     const args: RedisArgument[] = ["XREVRANGE", key, end, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
@@ -2366,6 +2635,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Entries per stream, or null when nothing arrived in time.
    */
   xread(streams: XReadStreams, options?: XReadOptions): Promise<StreamMessages<S>[] | null> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "xread(streams, options?)", O.XREAD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XREAD, "xread");
     const args: RedisArgument[] = ["XREAD"];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     const block = options?.block;
@@ -2392,6 +2665,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     streams: XReadStreams,
     options?: XReadGroupOptions,
   ): Promise<StreamMessages<S>[] | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(
+        arguments.length,
+        "xreadgroup(group, consumer, streams, options?)",
+        O.XREADGROUP,
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XREADGROUP, "xreadgroup");
     const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     const block = options?.block;
@@ -2430,6 +2711,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: XGroupCreateOptions,
   ): Promise<"OK"> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "xgroupCreate(key, group, id, options?)", O.XGROUP_CREATE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XGROUP_CREATE, "xgroupCreate");
     const args: RedisArgument[] = ["XGROUP", "CREATE", key, group, id];
     if (options?.mkstream) args.push("MKSTREAM");
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
@@ -2444,6 +2729,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the group existed.
    */
   xgroupDestroy(key: RedisArgument, group: RedisArgument): Promise<boolean> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "xgroupDestroy(key, group)");
     return this._run(["XGROUP", "DESTROY", key, group], T.bool, N) as Promise<boolean>;
   }
 
@@ -2460,6 +2746,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<boolean> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "xgroupCreateConsumer(key, group, consumer)");
+    }
     const args: RedisArgument[] = ["XGROUP", "CREATECONSUMER", key, group, consumer];
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -2477,6 +2766,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "xgroupDelConsumer(key, group, consumer)");
+    }
     const args: RedisArgument[] = ["XGROUP", "DELCONSUMER", key, group, consumer];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2496,6 +2788,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: { entriesRead?: number },
   ): Promise<"OK"> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "xgroupSetId(key, group, id, options?)", O.ENTRIES_READ);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.ENTRIES_READ, "xgroupSetId");
     const args: RedisArgument[] = ["XGROUP", "SETID", key, group, id];
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
     return this._run(args, T.ok, N) as Promise<"OK">;
@@ -2509,6 +2805,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many entries were deleted.
    */
   xtrim(key: RedisArgument, options: StreamTrimOptions): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "xtrim(key, options)", O.XTRIM);
+    checkCommandOptions(options, O.XTRIM, "xtrim");
     if (options.maxlen === undefined && options.minid === undefined) {
       throw new TypeError("Cannot run XTRIM: give either maxlen or minid");
     }
@@ -2524,6 +2822,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   xlen(key: RedisArgument): Promise<number> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "xlen(key)");
     return this._run(["XLEN", key], T.num, RO) as Promise<number>;
   }
 
@@ -2546,6 +2845,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Count, ID range and pending count per consumer.
    */
   xpending(key: RedisArgument, group: RedisArgument): Promise<PendingSummary> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "xpending(key, group)");
     return this._run(["XPENDING", key, group], T.pendingSummary, RO) as Promise<PendingSummary>;
   }
 
@@ -2562,6 +2862,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     options: XPendingRangeOptions,
   ): Promise<PendingEntry[]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "xpendingRange(key, group, options)", O.XPENDING_RANGE);
+    }
+    checkCommandOptions(options, O.XPENDING_RANGE, "xpendingRange");
     const args: RedisArgument[] = ["XPENDING", key, group];
     if (options.idle !== undefined) args.push("IDLE", options.idle);
     args.push(options.start ?? "-", options.end ?? "+", options.count);
@@ -2588,6 +2892,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<StreamEntry<S>[]> {
+    if (arguments.length > 6) {
+      tooManyArguments(
+        arguments.length,
+        "xclaim(key, group, consumer, minIdleTime, ids, options?)",
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaim");
     const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
     return this._run(args, T.streamEntries, N) as Promise<StreamEntry<S>[]>;
   }
@@ -2611,6 +2922,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<string[]> {
+    if (arguments.length > 6) {
+      tooManyArguments(
+        arguments.length,
+        "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)",
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaimJustId");
     const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
     args.push("JUSTID");
     return this._run(args, T.strs, N) as Promise<string[]>;
@@ -2635,6 +2953,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimResult<S>> {
+    if (arguments.length > 6) {
+      tooManyArguments(
+        arguments.length,
+        "xautoclaim(key, group, consumer, minIdleTime, start, options?)",
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaim");
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.autoclaim, N) as Promise<XAutoClaimResult<S>>;
@@ -2659,6 +2984,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimJustIdResult> {
+    if (arguments.length > 6) {
+      tooManyArguments(
+        arguments.length,
+        "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)",
+      );
+    }
+    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaimJustId");
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     args.push("JUSTID");
@@ -2673,6 +3005,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record of the server's fields (`length`, `groups`, `last-generated-id`, ...).
    */
   xinfoStream(key: RedisArgument): Promise<Record<string, unknown>> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoStream(key)");
     return this._run(["XINFO", "STREAM", key], T.xinfoStream, RO) as Promise<
       Record<string, unknown>
     >;
@@ -2685,6 +3018,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per group (`name`, `consumers`, `pending`, `last-delivered-id`, ...).
    */
   xinfoGroups(key: RedisArgument): Promise<Record<string, RespValue>[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoGroups(key)");
     return this._run(["XINFO", "GROUPS", key], T.records, RO) as Promise<
       Record<string, RespValue>[]
     >;
@@ -2698,6 +3032,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per consumer (`name`, `pending`, `idle`, ...).
    */
   xinfoConsumers(key: RedisArgument, group: RedisArgument): Promise<Record<string, RespValue>[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "xinfoConsumers(key, group)");
     return this._run(["XINFO", "CONSUMERS", key, group], T.records, RO) as Promise<
       Record<string, RespValue>[]
     >;
@@ -2714,6 +3049,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The previous bit.
    */
   setbit(key: RedisArgument, offset: number, value: 0 | 1): Promise<number> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "setbit(key, offset, value)");
     return this._run(["SETBIT", key, offset, value], T.num, N) as Promise<number>;
   }
 
@@ -2725,6 +3061,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns 0 or 1.
    */
   getbit(key: RedisArgument, offset: number): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "getbit(key, offset)");
     return this._run(["GETBIT", key, offset], T.num, RO) as Promise<number>;
   }
 
@@ -2736,6 +3073,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of bits set to 1.
    */
   bitcount(key: RedisArgument, options?: BitRangeOptions): Promise<number> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "bitcount(key, options?)", O.BIT_RANGE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitcount");
     return this._run(bitRange(["BITCOUNT", key], options), T.num, RO) as Promise<number>;
   }
 
@@ -2748,6 +3089,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The position, or -1.
    */
   bitpos(key: RedisArgument, bit: 0 | 1, options?: BitRangeOptions): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "bitpos(key, bit, options?)", O.BIT_RANGE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitpos");
     return this._run(bitRange(["BITPOS", key, bit], options), T.num, RO) as Promise<number>;
   }
 
@@ -2775,6 +3120,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One result per GET/SET/INCRBY; null for an INCRBY stopped by `OVERFLOW FAIL`.
    */
   bitfield(key: RedisArgument, operations: BitfieldOperation[]): Promise<(number | null)[]> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "bitfield(key, operations)");
     const args: RedisArgument[] = ["BITFIELD", key];
     let readOnly = true;
     for (const o of operations) {
@@ -2847,6 +3193,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: GeoMember | GeoMember[],
     options?: GeoAddOptions,
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "geoadd(key, members, options?)", O.GEOADD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.GEOADD, "geoadd");
     const args: RedisArgument[] = ["GEOADD", key];
     if (options?.nx) args.push("NX");
     if (options?.xx) args.push("XX");
@@ -2870,6 +3220,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     member2: RedisArgument,
     unit?: GeoUnit,
   ): Promise<number | null> {
+    if (arguments.length > 4) {
+      tooManyArguments(arguments.length, "geodist(key, member1, member2, unit?)");
+    }
     const args: RedisArgument[] = ["GEODIST", key, member1, member2];
     if (unit) args.push(unit);
     return this._run(args, T.numOrNull, RO) as Promise<number | null>;
@@ -2909,6 +3262,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members.
    */
   geosearch(key: RedisArgument, options: GeoSearchOptions): Promise<S[]> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "geosearch(key, options)", O.GEOSEARCH);
+    }
+    checkCommandOptions(options, O.GEOSEARCH, "geosearch");
     const args: RedisArgument[] = ["GEOSEARCH", key];
     geoSearchArgs(args, options);
     return this._run(args, T.arr, RO) as Promise<S[]>;
@@ -2927,6 +3284,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options: GeoSearchOptions,
     withOptions: GeoSearchWith,
   ): Promise<GeoSearchEntry<S>[]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "geosearchWith(key, options, withOptions)", O.GEOSEARCH);
+    }
+    checkCommandOptions(options, O.GEOSEARCH, "geosearchWith");
+    checkCommandOptions(withOptions, O.GEOSEARCH_WITH, "geosearchWith");
     const args: RedisArgument[] = ["GEOSEARCH", key];
     geoSearchArgs(args, options);
     const d = withOptions.withDist === true;
@@ -2951,6 +3313,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     source: RedisArgument,
     options: GeoSearchOptions & { storeDist?: boolean },
   ): Promise<number> {
+    if (arguments.length > 3) {
+      tooManyArguments(
+        arguments.length,
+        "geosearchstore(destination, source, options)",
+        O.GEOSEARCHSTORE,
+      );
+    }
+    checkCommandOptions(options, O.GEOSEARCHSTORE, "geosearchstore");
     const args: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
     geoSearchArgs(args, options);
     if (options.storeDist) args.push("STOREDIST");
@@ -2968,6 +3338,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The script's reply, as a raw value.
    */
   eval(script: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "eval(script, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("eval", keys, args);
     return this._run(["EVAL", script, keys.length, ...keys, ...args], undefined, N) as Promise<
       RespValue
     >;
@@ -2986,6 +3358,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "evalsha(sha1, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalsha", keys, args);
     return this._run(["EVALSHA", sha1, keys.length, ...keys, ...args], undefined, N) as Promise<
       RespValue
     >;
@@ -3004,6 +3378,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "evalRo(script, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalRo", keys, args);
     return this._run(["EVAL_RO", script, keys.length, ...keys, ...args], undefined, RO) as Promise<
       RespValue
     >;
@@ -3022,6 +3398,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "evalshaRo(sha1, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalshaRo", keys, args);
     const cmd: RedisArgument[] = ["EVALSHA_RO", sha1, keys.length, ...keys, ...args];
     return this._run(cmd, undefined, RO) as Promise<RespValue>;
   }
@@ -3035,19 +3413,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @param args Other arguments (`ARGV[]`).
    * @returns The script's reply, as a raw value.
    */
-  async evalScript(
+  evalScript(
     script: string,
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    try {
-      return await this.evalsha(sha1Hex(script), keys, args);
-    } catch (e) {
-      if (e instanceof ReplyError && e.prefix === "NOSCRIPT") {
-        return await this.eval(script, keys, args);
-      }
-      throw e;
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "evalScript(script, keys?, args?)");
     }
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalScript", keys, args);
+    return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {
+      if (e instanceof ReplyError && e.prefix === "NOSCRIPT") return this.eval(script, keys, args);
+      throw e;
+    });
   }
 
   /**
@@ -3057,6 +3435,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Its SHA-1 digest.
    */
   scriptLoad(script: string): Promise<string> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptLoad(script)");
     return this._run(["SCRIPT", "LOAD", script], T.str, N) as Promise<string>;
   }
 
@@ -3077,6 +3456,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   scriptFlush(options?: FlushOptions): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptFlush(options?)", O.FLUSH);
+    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "scriptFlush");
     return this._run(flushArg(["SCRIPT", "FLUSH"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3089,6 +3470,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcall(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "fcall(fn, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcall", keys, args);
     return this._run(["FCALL", fn, keys.length, ...keys, ...args], undefined, N) as Promise<
       RespValue
     >;
@@ -3103,6 +3486,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcallRo(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
+    if (arguments.length > 3) tooManyArguments(arguments.length, "fcallRo(fn, keys?, args?)");
+    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcallRo", keys, args);
     return this._run(["FCALL_RO", fn, keys.length, ...keys, ...args], undefined, RO) as Promise<
       RespValue
     >;
@@ -3116,6 +3501,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The library name.
    */
   functionLoad(code: string, options?: { replace?: boolean }): Promise<string> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "functionLoad(code, options?)", O.FUNCTION_LOAD);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LOAD, "functionLoad");
     const args: RedisArgument[] = ["FUNCTION", "LOAD"];
     if (options?.replace) args.push("REPLACE");
     args.push(code);
@@ -3129,6 +3518,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionDelete(library: string): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "functionDelete(library)");
     return this._run(["FUNCTION", "DELETE", library], T.ok, N) as Promise<"OK">;
   }
 
@@ -3139,6 +3529,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionFlush(options?: FlushOptions): Promise<"OK"> {
+    if (arguments.length > 1) {
+      tooManyArguments(arguments.length, "functionFlush(options?)", O.FLUSH);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "functionFlush");
     return this._run(flushArg(["FUNCTION", "FLUSH"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3149,6 +3543,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The libraries with their functions.
    */
   functionList(options?: { libraryName?: string; withCode?: boolean }): Promise<FunctionLibrary[]> {
+    if (arguments.length > 1) {
+      tooManyArguments(arguments.length, "functionList(options?)", O.FUNCTION_LIST);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LIST, "functionList");
     const args: RedisArgument[] = ["FUNCTION", "LIST"];
     if (options?.libraryName !== undefined) args.push("LIBRARYNAME", options.libraryName);
     if (options?.withCode) args.push("WITHCODE");
@@ -3178,6 +3576,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   ping(message?: RedisArgument): Promise<string | S>;
   ping(message?: RedisArgument): Promise<string | S> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "ping(message?)");
     if (message === undefined) return this._run(["PING"], T.str, N) as Promise<string>;
     return this._run(["PING", message], undefined, N) as Promise<S>;
   }
@@ -3189,6 +3588,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The message.
    */
   echo(message: RedisArgument): Promise<S> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "echo(message)");
     return this._run(["ECHO", message], undefined, N) as Promise<S>;
   }
 
@@ -3210,6 +3610,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of keys.
    */
   dbsize(): Promise<number> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "dbsize()");
     return this._run(["DBSIZE"], T.num, RO) as Promise<number>;
   }
 
@@ -3220,6 +3621,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushdb(options?: FlushOptions): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "flushdb(options?)", O.FLUSH);
+    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushdb");
     return this._run(flushArg(["FLUSHDB"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3230,6 +3633,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushall(options?: FlushOptions): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "flushall(options?)", O.FLUSH);
+    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushall");
     return this._run(flushArg(["FLUSHALL"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3239,6 +3644,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds and the microseconds within the second.
    */
   time(): Promise<{ seconds: number; microseconds: number }> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "time()");
     return this._run(["TIME"], T.time, N) as Promise<{ seconds: number; microseconds: number }>;
   }
 
@@ -3248,6 +3654,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds.
    */
   lastsave(): Promise<number> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "lastsave()");
     return this._run(["LASTSAVE"], T.num, N) as Promise<number>;
   }
 
@@ -3257,6 +3664,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The ID.
    */
   clientId(): Promise<number> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "clientId()");
     return this._run(["CLIENT", "ID"], T.num, N) as Promise<number>;
   }
 
@@ -3267,6 +3675,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   clientSetName(name: string): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "clientSetName(name)");
     return this._run(["CLIENT", "SETNAME", name], T.ok, N) as Promise<"OK">;
   }
 
@@ -3276,6 +3685,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The name, or null.
    */
   clientGetName(): Promise<string | null> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "clientGetName()");
     return this._run(["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<string | null>;
   }
 
@@ -3288,6 +3698,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   clientList(
     options?: { type?: "normal" | "master" | "replica" | "pubsub"; id?: number[] },
   ): Promise<Record<string, string>[]> {
+    if (arguments.length > 1) {
+      tooManyArguments(arguments.length, "clientList(options?)", O.CLIENT_LIST);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.CLIENT_LIST, "clientList");
     const args: RedisArgument[] = ["CLIENT", "LIST"];
     if (options?.type) args.push("TYPE", options.type);
     if (options?.id) args.push("ID", ...options.id);
@@ -3300,6 +3714,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record (`id`, `addr`, `name`, `db`, ...).
    */
   clientInfo(): Promise<Record<string, string>> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "clientInfo()");
     return this._run(["CLIENT", "INFO"], T.clientInfo, N) as Promise<Record<string, string>>;
   }
 
@@ -3310,6 +3725,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many connections were closed.
    */
   clientKill(filters: ClientKillFilters): Promise<number> {
+    if (arguments.length > 1) {
+      tooManyArguments(arguments.length, "clientKill(filters)", O.CLIENT_KILL);
+    }
+    checkCommandOptions(filters, O.CLIENT_KILL, "clientKill");
     const args: RedisArgument[] = ["CLIENT", "KILL"];
     if (filters.id !== undefined) args.push("ID", filters.id);
     if (filters.type !== undefined) args.push("TYPE", filters.type);
@@ -3341,6 +3760,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   configSet(parameters: Record<string, RedisArgument>): Promise<"OK"> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "configSet(parameters)");
     return this._run(["CONFIG", "SET", ...flat(parameters)], T.ok, N) as Promise<"OK">;
   }
 
@@ -3350,6 +3770,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   configResetStat(): Promise<"OK"> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "configResetStat()");
     return this._run(["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
   }
 
@@ -3361,6 +3782,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many replicas acknowledged.
    */
   wait(numReplicas: number, timeout: number): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "wait(numReplicas, timeout)");
     return this._run(["WAIT", numReplicas, timeout], T.num, BL, timeout) as Promise<number>;
   }
 
@@ -3374,6 +3796,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `[local, replicas]`: how many confirmed.
    */
   waitaof(numLocal: number, numReplicas: number, timeout: number): Promise<[number, number]> {
+    if (arguments.length > 3) {
+      tooManyArguments(arguments.length, "waitaof(numLocal, numReplicas, timeout)");
+    }
     const args: RedisArgument[] = ["WAITAOF", numLocal, numReplicas, timeout];
     return this._run(args, T.nums, BL, timeout) as Promise<[number, number]>;
   }
@@ -3386,6 +3811,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many subscribers received it (on this node).
    */
   publish(channel: RedisArgument, message: RedisArgument): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "publish(channel, message)");
     return this._run(["PUBLISH", channel, message], T.num, N) as Promise<number>;
   }
 
@@ -3397,6 +3823,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many subscribers received it.
    */
   spublish(channel: RedisArgument, message: RedisArgument): Promise<number> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "spublish(channel, message)");
     return this._run(["SPUBLISH", channel, message], T.num, N) as Promise<number>;
   }
 
@@ -3407,6 +3834,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The channel names.
    */
   pubsubChannels(pattern?: string): Promise<S[]> {
+    if (arguments.length > 1) tooManyArguments(arguments.length, "pubsubChannels(pattern?)");
     const args: RedisArgument[] = ["PUBSUB", "CHANNELS"];
     if (pattern !== undefined) args.push(pattern);
     return this._run(args, T.arr, N) as Promise<S[]>;
@@ -3430,6 +3858,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   pubsubNumpat(): Promise<number> {
+    if (arguments.length > 0) tooManyArguments(arguments.length, "pubsubNumpat()");
     return this._run(["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
   }
 
@@ -3441,6 +3870,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Bytes, or null for a missing key.
    */
   memoryUsage(key: RedisArgument, options?: { samples?: number }): Promise<number | null> {
+    if (arguments.length > 2) {
+      tooManyArguments(arguments.length, "memoryUsage(key, options?)", O.MEMORY_USAGE);
+    }
+    if (options !== undefined) checkCommandOptions(options, O.MEMORY_USAGE, "memoryUsage");
     const args: RedisArgument[] = ["MEMORY", "USAGE", key];
     if (options?.samples !== undefined) args.push("SAMPLES", options.samples);
     return this._run(args, T.numOrNull, RO) as Promise<number | null>;
@@ -3454,6 +3887,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   swapdb(index1: number, index2: number): Promise<"OK"> {
+    if (arguments.length > 2) tooManyArguments(arguments.length, "swapdb(index1, index2)");
     return this._run(["SWAPDB", index1, index2], T.ok, N) as Promise<"OK">;
   }
 }

@@ -15,6 +15,17 @@ import type { Pending } from "./_pending.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_BLOCKING, FLAG_GROUP } from "../command_flags.ts";
 
+/** The errors of sockets the liveness rule declared dead (`stoppedAnswering`). */
+const STOPPED_ANSWERING = new WeakSet<Error>();
+
+/**
+ * Internal: whether `error` is the one a socket was replaced with because it answered no command
+ * in time (the liveness rule, which `pingInterval` also feeds): a failed health check.
+ */
+export function stoppedAnswering(error: Error | undefined): boolean {
+  return error !== undefined && STOPPED_ANSWERING.has(error);
+}
+
 /** The parts of a Connection its deadlines work with. */
 export interface DeadlineHost {
   /** The time and the timers (unref'd with the connection's `unref`). */
@@ -197,12 +208,11 @@ export class Deadlines {
               formatEndpoint(link.endpoint)
             }" answered no command for ${silentFor} ms, replacing the connection`,
           );
-          h.fail(
-            link,
-            new ConnectionError(
-              `Cannot get the reply: "${formatEndpoint(link.endpoint)}" stopped answering`,
-            ),
+          const error = new ConnectionError(
+            `Cannot get the reply: "${formatEndpoint(link.endpoint)}" stopped answering`,
           );
+          STOPPED_ANSWERING.add(error);
+          h.fail(link, error);
           return;
         }
         next = Math.min(next, link.lastReplyAt + limit);

@@ -143,5 +143,26 @@ export function planHandshake(
   // Session state (subscriptions, tracking) is restored before the socket takes any work;
   // subscriptions count as restored once every confirmation arrived.
   if (session && session.length > 0) steps.push(...session);
+  // A server at its maxclients limit answers a new socket with one error, whatever was sent,
+  // and closes it: that error is the first step's reply.
+  const first = steps[0];
+  const onFirst = first?.onReply;
+  if (first !== undefined && onFirst !== undefined) {
+    steps[0] = {
+      ...first,
+      onReply: (v) => {
+        if (v instanceof ReplyError && MAX_CLIENTS.test(v.message)) {
+          throw new ConnectionError(
+            `Cannot connect to "${name}": the server refused the connection: max number of clients reached (maxclients)`,
+            { cause: prefixOnly(v), written: false },
+          );
+        }
+        onFirst(v);
+      },
+    };
+  }
   return steps;
 }
+
+/** The error a server at its `maxclients` limit sends a new socket before closing it. */
+const MAX_CLIENTS = /^ERR max (number of )?clients reached/i;

@@ -11,7 +11,7 @@ import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_SUBSCRIBE } from "../command_flags.ts";
 import type { HandshakeStep } from "./_handshake.ts";
 import { Link } from "./_link.ts";
-import { describeTransportError } from "./_transport_errors.ts";
+import { describeConnectTimeout, describeTransportError } from "./_transport_errors.ts";
 
 /** What a socket reports to its Connection. */
 export interface LinkEvents {
@@ -71,8 +71,11 @@ export function openLink(
         settled = true;
         s.opening.delete(fail);
         signal?.removeEventListener("abort", onAbort);
+        // Still dialling over TLS: the handshake is what has not completed.
         const e = new TimeoutError(
-          `Cannot connect to "${name}": timed out after ${connectTimeout} ms`,
+          `Cannot connect to "${name}": ${
+            describeConnectTimeout(connectTimeout, link === undefined && s.tls ? name : undefined)
+          }`,
           { written: false },
         );
         if (link) {
@@ -124,15 +127,14 @@ export function openLink(
           onClose: (err) => {
             countSocket(-1);
             if (!l.ready) {
+              if (l.closed) {
+                // Closed on our side for a reason (a protocol error fails the handshake's
+                // replies): let that reason reach the caller first.
+                s.clock.setTimer(() => fail(closedDuringHandshake(name, err)), 0);
+                return;
+              }
               l.closed = true;
-              fail(
-                new ConnectionError(
-                  `Cannot connect to "${name}": the connection closed during the handshake${
-                    err ? `: ${describeTransportError(err)}` : ""
-                  }`,
-                  { cause: err, written: false },
-                ),
-              );
+              fail(closedDuringHandshake(name, err));
               return;
             }
             ev.onClose(l, err);
@@ -167,13 +169,25 @@ export function openLink(
       },
       (e: Error) =>
         fail(
-          new ConnectionError(`Cannot connect to "${name}": ${describeTransportError(e)}`, {
-            cause: e,
-            written: false,
-          }),
+          new ConnectionError(
+            `Cannot connect to "${name}": ${describeTransportError(e, s.tls ? name : undefined)}`,
+            {
+              cause: e,
+              written: false,
+            },
+          ),
         ),
     );
   });
+}
+
+function closedDuringHandshake(name: string, err: Error | undefined): ConnectionError {
+  return new ConnectionError(
+    `Cannot connect to "${name}": the connection closed during the handshake${
+      err ? `: ${describeTransportError(err)}` : ""
+    }`,
+    { cause: err, written: false },
+  );
 }
 
 /**

@@ -36,6 +36,18 @@ export interface ReplySettings {
   fail(link: Link, error: Error): void;
 }
 
+/**
+ * A hint for a first reply that is not RESP: an HTTP server answers `HTTP/1.1 400 ...` or an
+ * HTML page, whose first byte (`H`, `<`) is no RESP type.
+ */
+function notRedisHint(e: Error, replies: number): string {
+  if (replies !== 0) return "";
+  const m = /unexpected type byte "(.)"/.exec(e.message);
+  return m !== null && (m[1] === "H" || m[1] === "<")
+    ? " (this is not a Redis server: it answers like an HTTP server; check the host and port)"
+    : "";
+}
+
 /** Matches the replies and pushes of a Connection's sockets to their commands. */
 export class ReplyMatcher {
   /** The current socket (kept by the Connection): pub/sub messages count from it only. */
@@ -191,9 +203,11 @@ export class ReplyMatcher {
       link.decoder.feed(chunk);
     } catch (e) {
       const s = this.#s;
-      const err = e instanceof ProtocolError ? e : new ProtocolError(
-        `Cannot decode a reply from "${formatEndpoint(link.endpoint)}": ${(e as Error).message}`,
-        -1,
+      const err = new ProtocolError(
+        `Cannot decode a reply from "${formatEndpoint(link.endpoint)}": ${
+          (e as Error).message.replace(/^Cannot decode the reply: /, "")
+        }${notRedisHint(e as Error, link.replies)}`,
+        e instanceof ProtocolError ? e.offset : -1,
         { cause: e },
       );
       s.logger.error(

@@ -136,8 +136,9 @@ export class Sockets {
     link.closed = true;
     rejectInflight(link, error);
     link.wakeDrained();
-    link.transport.close();
+    // Told before the transport closes: its close event can come at once, without the error.
     this.#gone(link, error);
+    link.transport.close();
   }
 
   /** The peer closed a socket (after its handshake); its in-flight commands fail. */

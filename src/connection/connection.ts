@@ -66,6 +66,7 @@ import { rejectInflight, Sockets } from "./_sockets.ts";
 import type { ConnectionOptions, TimeoutPolicy } from "./connection_options.ts";
 import { type Clock, clockWithNow, systemClock } from "../_clock.ts";
 import { unrefTimer } from "../transport/unref_timer.ts";
+import { ioContextProbe } from "../transport/io_context.ts";
 
 export {
   FLAG_BINARY,
@@ -82,6 +83,7 @@ export { type Endpoint, endpointKey, formatEndpoint, parseEndpoint } from "../en
 export type { ConnectionHooks, ConnectionOptions, TimeoutPolicy } from "./connection_options.ts";
 export { DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
 export { encodedBytes } from "./_admission.ts";
+export { stoppedAnswering } from "./_deadlines.ts";
 
 export type { HandshakeStep } from "./_handshake.ts";
 
@@ -153,6 +155,13 @@ export class Connection {
   readonly #pingInterval: number;
   /** `undefined` without a ping interval. */
   readonly #keepAlive: KeepAlive | undefined;
+  /**
+   * Cloudflare Workers: whether the current request is the one the current socket (or attempt)
+   * belongs to (`io_context.ts`); `undefined` on other runtimes and before the first attempt.
+   */
+  #owner: (() => boolean) | undefined;
+  /** Counts connect attempts: a superseded attempt's outcome is ignored. */
+  #attempt = 0;
 
   /**
    * Creates a connection; it opens its socket on the first command or on `connect()`.
@@ -250,6 +259,14 @@ export class Connection {
     return this.#link?.endpoint ?? this.#sockets.configured;
   }
 
+  /**
+   * When the ready socket last read a timely reply (or opened), by the connection's clock;
+   * `undefined` while not ready.
+   */
+  get lastReplyAt(): number | undefined {
+    return this.#state === STATE_READY ? this.#link?.lastReplyAt : undefined;
+  }
+
   /** The configured endpoint. */
   get configuredEndpoint(): Endpoint {
     return this.#sockets.configured;
@@ -307,6 +324,7 @@ export class Connection {
    * @returns Resolves when ready; rejects with the connection error of this attempt.
    */
   connect(options?: { signal?: AbortSignal }): Promise<void> {
+    if (this.#owner !== undefined && !this.#owner()) this.#rebind();
     if (this.#state === STATE_READY) return Promise.resolve();
     if (this.#state >= STATE_CLOSING) {
       return Promise.reject(new ClosedError("Cannot connect: the connection is closed"));
@@ -319,10 +337,58 @@ export class Connection {
         : this.#connectPromise;
     }
     if (this.#state === STATE_WAITING) this.#reconnect?.cancel();
-    this.#connectPromise = this.#open(signal).finally(() => {
-      this.#connectPromise = undefined;
+    const p: Promise<void> = this.#open(signal).finally(() => {
+      if (this.#connectPromise === p) this.#connectPromise = undefined;
     });
-    return this.#connectPromise;
+    this.#connectPromise = p;
+    return p;
+  }
+
+  /**
+   * Cloudflare Workers: a command (or `connect()`) from a request other than the one the socket
+   * (or the attempt) belongs to. workerd would refuse that request's I/O on the socket, and the
+   * socket's reads and timers end with the request that opened it; so the socket is retired (its
+   * commands in flight are answered in their own request) or the attempt superseded (its outcome
+   * ignored), the deadline timer is armed again from this request (a timer of an ended request
+   * never fires), and the state is WAITING: the caller connects from this request, and the
+   * commands still queued go on that socket.
+   */
+  /** `#rebind`, then the connect from this request (none from IDLE: the command starts it). */
+  #rebound(): void {
+    this.#rebind();
+    if (this.#state === STATE_WAITING) this.connect().catch(noop);
+  }
+
+  #rebind(): void {
+    this.#owner = undefined;
+    const state = this.#state;
+    const d = this.#deadlines;
+    const at = d.armedAt;
+    if (at !== Infinity) {
+      d.clear();
+      d.arm(at);
+    }
+    if (state === STATE_READY) {
+      const link = this.#link!;
+      this.#link = this.#replies.current = this.#queue.link = undefined;
+      this.#queue.blocked = false;
+      this.#keepAlive?.stop();
+      this.#sockets.retire(link);
+      this.#to(STATE_WAITING);
+    } else if (state === STATE_CONNECTING) {
+      this.#attempt++;
+      this.#connectPromise = undefined;
+      const superseded = new ConnectionError(
+        `Cannot connect to "${formatEndpoint(this.#sockets.target())}": the attempt was ` +
+          "started by another request (Cloudflare Workers); a new one starts from this request",
+        { written: false },
+      );
+      for (const abort of [...this.#opening]) abort(superseded);
+      this.#to(STATE_WAITING);
+    } else if (state === STATE_WAITING) {
+      // Its timer may belong to an ended request: the caller connects now.
+      this.#reconnect?.cancel();
+    }
   }
 
   #aborted(signal: AbortSignal): ConnectionError {
@@ -357,6 +423,7 @@ export class Connection {
     timeout?: number,
     signal?: AbortSignal,
   ): Promise<unknown> {
+    if (this.#owner !== undefined && !this.#owner()) this.#rebound();
     return this.#queue.send(args, transform, flags, timeout, signal);
   }
 
@@ -371,6 +438,7 @@ export class Connection {
   sendAll(
     commands: { args: RedisArgument[]; transform: Transform | undefined; flags: number }[],
   ): Promise<unknown>[] {
+    if (this.#owner !== undefined && !this.#owner()) this.#rebound();
     return this.#queue.sendAll(commands);
   }
 
@@ -463,6 +531,8 @@ export class Connection {
   async #open(signal?: AbortSignal): Promise<void> {
     this.#to(STATE_CONNECTING);
     const endpoint = this.#sockets.target();
+    const attempt = ++this.#attempt;
+    this.#owner = ioContextProbe();
     try {
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
       // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
@@ -473,6 +543,12 @@ export class Connection {
         this.#openSettings,
         signal,
       );
+      if (attempt !== this.#attempt) {
+        // Superseded by an attempt from another request (`#rebind`).
+        link.closed = true;
+        link.transport.close();
+        return;
+      }
       if (this.#state >= STATE_CLOSING) {
         link.closed = true;
         link.transport.close();
@@ -487,6 +563,7 @@ export class Connection {
       this.#install(link);
     } catch (e) {
       const err = e as Error;
+      if (attempt !== this.#attempt) return;
       this.#lastError = err;
       if (this.#state >= STATE_CLOSING) throw err;
       // An abort the caller asked for is not reported as an error.
@@ -587,8 +664,14 @@ export class Connection {
       stallReason: () => {
         const where = formatEndpoint(this.endpoint);
         const last = this.#lastError;
+        // Over TLS the dial includes the handshake; a plain port never completes it.
+        const why = last
+          ? ` (${last.message})`
+          : this.#state === STATE_CONNECTING && this.#openSettings.tls
+          ? ` (the TLS handshake with ${where} has not completed; is the server TLS-enabled?)`
+          : "";
         return this.#state !== STATE_READY
-          ? `no connection to "${where}"${last ? ` (${last.message})` : ""}`
+          ? `no connection to "${where}"${why}`
           : this.#loading.active
           ? `"${where}" is loading its data set`
           : this.#queue.blocked
@@ -777,6 +860,7 @@ export class Connection {
   /**
    * Milliseconds `close()` waits for the replies still due before destroying the connection.
    * @internal
+   * @ignore
    */
   get closeTimeout(): number {
     return this.#o.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT;

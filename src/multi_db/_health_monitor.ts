@@ -4,7 +4,7 @@ import { type HealthCheckResult, runHealthCheck } from "./health_check.ts";
 
 export class HealthMonitor {
   readonly #db: Database;
-  readonly #onResult: (db: Database, result: HealthCheckResult) => void;
+  readonly #onResult: (db: Database, result: HealthCheckResult, ms: number) => void;
   readonly #shouldRun: () => boolean;
   readonly #ac = new AbortController();
   #timer: unknown;
@@ -14,7 +14,7 @@ export class HealthMonitor {
 
   constructor(
     db: Database,
-    onResult: (db: Database, result: HealthCheckResult) => void,
+    onResult: (db: Database, result: HealthCheckResult, ms: number) => void,
     shouldRun: () => boolean,
   ) {
     this.#db = db;
@@ -48,8 +48,11 @@ export class HealthMonitor {
     return this.#db.config.healthCheck?.interval ?? 5000;
   }
 
-  /** Runs a check now (or joins the one running) and reports its result. */
-  checkNow(): Promise<HealthCheckResult> {
+  /**
+   * Runs a check now (or joins the one running) and reports its result. `initial`: the first
+   * check at start, which a first passing probe decides (the client serves at once).
+   */
+  checkNow(initial = false): Promise<HealthCheckResult> {
     if (this.#running) return this.#running;
     const hc = this.#db.config.healthCheck;
     if (hc === undefined || this.#stopped) {
@@ -57,15 +60,17 @@ export class HealthMonitor {
     }
     const db = this.#db;
     const client = db.client;
+    const start = db.clock.now();
     const p = runHealthCheck(
       hc.strategy,
       { database: db.name, endpoint: db.config.endpoint, client },
       hc,
       this.#ac.signal,
       db.clock,
+      initial,
     ).then((r) => {
       // A result about a client replaced meanwhile (or a stopped monitor) says nothing.
-      if (!this.#stopped && db.client === client) this.#onResult(db, r);
+      if (!this.#stopped && db.client === client) this.#onResult(db, r, db.clock.now() - start);
       return r;
     }).finally(() => {
       this.#running = undefined;

@@ -39,9 +39,13 @@ export function initialHealth(
         done = true;
         const why = dbs.filter((d) => d.health === "unhealthy")
           .map((d) => `"${d.name}": ${d.healthError ?? "unhealthy"}`).join("; ");
+        // Counted when the policy became impossible: others may still have been checked.
+        const still = pending.size > 0 ? `, ${pending.size} not checked yet` : "";
         reject(
           new ConnectionError(
-            `Cannot connect: ${healthy} of ${n} databases healthy, the initialization policy "${policy}" needs ${need} (${why})`,
+            `Cannot connect: the initialization policy "${policy}" needs ${need} of ${n} databases healthy, and ${unhealthy} ${
+              unhealthy === 1 ? "is" : "are"
+            } not (${healthy} healthy${still}; ${why})`,
           ),
         );
       }

@@ -1,5 +1,6 @@
 // The multi-database client's core: the databases, their health monitors and breakers,
 // failover, failback and switching, and how a command reaches the active database.
+import { healthChecked, multiDbMetrics } from "./_multi_db_metrics.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
@@ -20,7 +21,7 @@ import {
   resolveMultiDbOptions,
   type SwitchReason,
 } from "./config.ts";
-import { CommandExecutor, wasNotWritten } from "./command_executor.ts";
+import { CommandExecutor, type Granted, wasNotWritten } from "./command_executor.ts";
 import { Database, type DatabaseInfo } from "./database.ts";
 import type { DatabaseHealth } from "./database.ts";
 import { PermanentlyUnavailableError, TemporarilyUnavailableError } from "./errors.ts";
@@ -80,11 +81,11 @@ export class MultiDbCore implements ClientCore {
     for (const r of resolved) this.#dbs.push(this.#newDatabase(r));
     this.#executor = new CommandExecutor({
       acquire: (blocking) => this.#acquire(blocking),
-      record: (db, e) => this.#record(db, e),
-      success: (db, blocking) => {
+      record: (db, e, generation) => this.#record(db, e, generation),
+      success: (db, blocking, generation) => {
         // A blocking command was let through without the half-open trial: its success says
         // nothing the trial will not (and must not close the breaker under the trial).
-        if (!blocking) db.detector.success();
+        if (!blocking) db.detector.success(generation);
         db.lastSuccessAt = this.#o.clock.now();
         // Served again (also in place, without a switch): the next outage counts from 1.
         if (this.#attempts !== 0) {
@@ -97,6 +98,12 @@ export class MultiDbCore implements ClientCore {
       closed: () => this.#closed,
       size: () => this.#dbs.length,
     }, { retry: this.#o.commandRetry, retryOnFailover: this.#o.retryOnFailover });
+    if (events.metrics !== undefined) {
+      multiDbMetrics(
+        events.metrics,
+        () => this.#dbs.map((d) => ({ database: d.name, state: d.detector.breaker.state })),
+      );
+    }
   }
 
   #checkUnique(
@@ -122,7 +129,7 @@ export class MultiDbCore implements ClientCore {
   #newDatabase(r: ReturnType<typeof resolveDatabaseConfig>): Database {
     return new Database(r, this.#o, this.#order++, (db, type, detail) => {
       this.#emit(type, { database: db.name, detail });
-    });
+    }, (db) => this.#checkSoon(db));
   }
 
   // ---- state ----
@@ -160,7 +167,7 @@ export class MultiDbCore implements ClientCore {
     await initialHealth(
       dbs,
       this.#o.initializationPolicy,
-      (db) => this.#monitors.get(db)!.checkNow(),
+      (db) => this.#monitors.get(db)!.checkNow(true),
     );
     if (this.#closed) throw new ClosedError("Cannot connect: the client is closed");
     const target = selectFailoverTarget(this.#candidates(this.#o.clock.now()));
@@ -185,7 +192,11 @@ export class MultiDbCore implements ClientCore {
     if (m === undefined) {
       m = new HealthMonitor(
         db,
-        (d, r) => this.#onHealth(d, r),
+        (d, r, ms) => {
+          const m = this.#events.metrics;
+          if (m?.resiliency) healthChecked(m, d.name, r.healthy, ms);
+          this.#onHealth(d, r);
+        },
         () =>
           !(skipIdleCheck(
             db,
@@ -216,6 +227,24 @@ export class MultiDbCore implements ClientCore {
 
   // ---- health, failover, failback ----
 
+  /**
+   * A database's client lost its connection: check its health now rather than at the next
+   * interval (at most once per probe delay, 100 ms at least), so an outage of every database is
+   * reported within about one health check timeout instead of after the commands' own waits.
+   * Not the active database while another one is usable: its breaker and periodic checks decide
+   * that failover.
+   */
+  #checkSoon(db: Database): void {
+    if (!this.#initialized || this.#closed) return;
+    if (db.config.healthCheck === undefined) return;
+    const now = this.#o.clock.now();
+    if (db === this.#active && this.#dbs.some((d) => d !== db && d.usable(now))) return;
+    const spacing = Math.max(100, db.config.healthCheck.probeDelay);
+    if (now - db.urgentCheckAt < spacing) return;
+    db.urgentCheckAt = now;
+    this.#monitors.get(db)?.checkNow().catch(() => {});
+  }
+
   #onHealth(db: Database, r: HealthCheckResult): void {
     const health: DatabaseHealth = r.healthy ? "healthy" : "unhealthy";
     const changed = db.health !== health;
@@ -232,6 +261,9 @@ export class MultiDbCore implements ClientCore {
     if (r.healthy) this.#recovered(db);
     if (!this.#initialized || this.#closed || this.#switching) return;
     const active = this.#active;
+    // The last database to fail over to is gone: the active one, if it lost its connection
+    // too, is checked now (an outage of every database is then reported at once).
+    if (changed && !r.healthy && active !== undefined && db !== active) this.#checkSoon(active);
     if (db === active && !r.healthy) {
       if (db.failedInMaintenance) {
         this.#logger.debug(
@@ -239,7 +271,17 @@ export class MultiDbCore implements ClientCore {
         );
         return;
       }
-      this.#background(this.#failover(db, "HEALTH_CHECK"));
+      this.#background(
+        this.#failover(db, "HEALTH_CHECK").then((moved) => {
+          // Nowhere to go: the commands waiting in its client for a connection would wait out
+          // their connect timeout. A fresh client fails them at once as not written; the
+          // executor then reports that no database is healthy. Not with subscriptions: the
+          // client restores them itself once the server is back, a fresh one would not.
+          if (!moved && changed && db === this.#active && !this.#closed && this.#subs.size === 0) {
+            return db.replaceClient();
+          }
+        }),
+      );
     } else if (r.healthy && active !== undefined && db !== active) {
       // The active database failed earlier with nowhere to go: this one can take over now
       // (unless the active one is only inside planned maintenance).
@@ -383,7 +425,7 @@ export class MultiDbCore implements ClientCore {
     this.#background(this.#switchTo(target.db, "FAILBACK", false));
   }
 
-  async #acquire(blocking: boolean): Promise<Database> {
+  async #acquire(blocking: boolean): Promise<Granted> {
     for (let round = 0;; round++) {
       if (this.#closed) throw new ClosedError("Cannot send the command: the client is closed");
       if (!this.#initialized) await this.#ensureInit();
@@ -391,7 +433,9 @@ export class MultiDbCore implements ClientCore {
       const db = this.#active;
       // An active database whose health check failed serves only inside a maintenance window
       // (or while no other is usable: then the failover below reports it).
-      if (db !== undefined && this.#serves(db) && this.#grants(db, blocking)) return db;
+      if (db !== undefined && this.#serves(db) && this.#grants(db, blocking)) {
+        return { db, generation: db.detector.generation };
+      }
       if (round > this.#dbs.length) throw this.#unavailable();
       const reason = db !== undefined && !this.#serves(db) ? "HEALTH_CHECK" : "CIRCUIT_BREAKER";
       if (!(await this.#failover(db, reason))) throw this.#unavailable();
@@ -437,8 +481,8 @@ export class MultiDbCore implements ClientCore {
     );
   }
 
-  async #record(db: Database, e: unknown): Promise<void> {
-    const outcome = db.detector.record(e);
+  async #record(db: Database, e: unknown, generation?: number): Promise<void> {
+    const outcome = db.detector.record(e, generation);
     if (outcome === "tripped") {
       this.#logger.warn(
         `multi-db: the circuit of "${db.name}" opened: ${(e as Error)?.message ?? String(e)}`,

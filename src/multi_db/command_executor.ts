@@ -40,18 +40,21 @@ export function wasNotWritten(error: unknown): boolean {
   return /^Cannot send |^Cannot queue |was not sent within/.test(error.message);
 }
 
-/** @internal What the executor needs of the client. */
+/** Internal: What the executor needs of the client. */
 export interface ExecutorHost {
   /**
    * The active database, its breaker having granted the call; throws when none can serve.
    * `blocking`: a command that may hold its connection for long (BLPOP, XREAD BLOCK), which
    * must not be a half-open breaker's one trial call.
    */
-  acquire(blocking: boolean): Promise<Database>;
-  /** Records a failure of `db` (and fails over when it opens the breaker). */
-  record(db: Database, error: unknown): Promise<void>;
+  acquire(blocking: boolean): Promise<Granted>;
+  /**
+   * Records a failure of `db` (and fails over when it opens the breaker); `generation`: the
+   * breaker's generation when the call was granted (a stale outcome is dropped).
+   */
+  record(db: Database, error: unknown, generation?: number): Promise<void>;
   /** Records a success of `db` (`blocking`: the command was not the breaker's trial). */
-  success(db: Database, blocking: boolean): void;
+  success(db: Database, blocking: boolean, generation?: number): void;
   /** The active database now. */
   current(): Database | undefined;
   /** Waits `ms`; rejects when the client closes meanwhile. */
@@ -62,7 +65,13 @@ export interface ExecutorHost {
   size(): number;
 }
 
-/** @internal Retry settings of the executor. */
+/** Internal: A database whose breaker granted a call, with the breaker's generation then. */
+export interface Granted {
+  db: Database;
+  generation: number;
+}
+
+/** Internal: Retry settings of the executor. */
 export interface ExecutorSettings {
   retry: Required<CommandRetryOptions>;
   retryOnFailover: boolean;
@@ -115,12 +124,12 @@ export class CommandExecutor {
     let attempts = 0;
     let moves = 0;
     for (;;) {
-      const db = await host.acquire(blocking);
+      const { db, generation } = await host.acquire(blocking);
       let value: T;
       try {
         value = await op(db);
       } catch (e) {
-        await host.record(db, e);
+        await host.record(db, e, generation);
         if (host.closed() || !wasNotWritten(e)) throw e;
         const now = host.current();
         if (now !== undefined && now !== db) {
@@ -135,7 +144,7 @@ export class CommandExecutor {
         await host.sleep(commandRetryDelay(attempts, this.#s.retry, this.#s.random));
         continue;
       }
-      host.success(db, blocking);
+      host.success(db, blocking, generation);
       return value;
     }
   }

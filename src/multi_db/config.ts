@@ -7,7 +7,8 @@
 import { type Endpoint, endpointKey, formatEndpoint } from "../endpoint.ts";
 import type { RedisClientOptions } from "../client/options.ts";
 import { type Clock, systemClock } from "../_clock.ts";
-import { parseRedisUrl } from "../client/options.ts";
+import { checkClientOptionKeys, CLIENT_OPTION_KEYS, parseRedisUrl } from "../client/options.ts";
+import { checkKeys, type KeyTable } from "../_validate.ts";
 import type { DatabaseClientFactory, DatabaseClientOptions } from "./database_client.ts";
 import {
   type HealthCheckPolicy,
@@ -249,8 +250,10 @@ export interface MultiDbClientOptions extends Omit<RedisClientOptions, "url" | "
    */
   delayInBetweenFailoverAttempts?: number;
   /**
-   * How many databases must be healthy at start.
-   * @default {"majority-available"}
+   * How many databases must be healthy at start. A database counts as healthy at start on its
+   * first passing probe (the configured probe policy judges the later checks), so the client
+   * serves as soon as the best database answered one PING.
+   * @default {"one-available"}
    */
   initializationPolicy?: InitializationPolicy;
   /**
@@ -289,7 +292,7 @@ export interface MultiDbClientOptions extends Omit<RedisClientOptions, "url" | "
  */
 export type MultiDbClock = Clock;
 
-/** @internal A database's settings with every default applied. */
+/** Internal: A database's settings with every default applied. */
 export interface ResolvedDatabaseConfig {
   name: string;
   weight: number;
@@ -298,7 +301,7 @@ export interface ResolvedDatabaseConfig {
   clientOptions: DatabaseClientOptions;
 }
 
-/** @internal The client's settings with every default applied. */
+/** Internal: The client's settings with every default applied. */
 export interface ResolvedMultiDbOptions {
   failureDetector: Required<Omit<FailureDetectorOptions, "isFailure">> & {
     isFailure: ((error: unknown) => boolean) | undefined;
@@ -336,7 +339,7 @@ export const MULTI_DB_DEFAULTS: {
   readonly gracePeriod: 60000;
   readonly maxNumFailoverAttempts: 10;
   readonly delayInBetweenFailoverAttempts: 12000;
-  readonly initializationPolicy: "majority-available";
+  readonly initializationPolicy: "one-available";
   readonly retryOnFailover: true;
 } = {
   weight: 1,
@@ -360,7 +363,7 @@ export const MULTI_DB_DEFAULTS: {
   gracePeriod: 60_000,
   maxNumFailoverAttempts: 10,
   delayInBetweenFailoverAttempts: 12_000,
-  initializationPolicy: "majority-available",
+  initializationPolicy: "one-available",
   retryOnFailover: true,
 };
 
@@ -419,10 +422,80 @@ function resolveHealthCheckOptions(
   };
 }
 
-/** @internal Applies defaults to the client's own settings and validates them. */
+const { url: _u, host: _h, port: _p, ...SHARED_OPTION_KEYS } = CLIENT_OPTION_KEYS;
+const PER_DATABASE = "give it in each database (databases: [{ url: ... }])";
+
+/** The keys of {@linkcode MultiDbClientOptions}. */
+const MULTI_DB_OPTION_KEYS: KeyTable<MultiDbClientOptions> = {
+  ...SHARED_OPTION_KEYS,
+  databases: true,
+  failureDetector: true,
+  commandRetry: true,
+  healthCheck: true,
+  failbackSupported: true,
+  failbackCheckInterval: true,
+  gracePeriod: true,
+  maxNumFailoverAttempts: true,
+  delayInBetweenFailoverAttempts: true,
+  initializationPolicy: true,
+  retryOnFailover: true,
+  createClient: true,
+  clock: true,
+};
+
+const HEALTH_CHECK_KEYS: KeyTable<HealthCheckOptions> = {
+  interval: true,
+  timeout: true,
+  probes: true,
+  probeDelay: true,
+  policy: true,
+  checkActive: true,
+};
+
+const MULTI_DB_NESTED_KEYS: [string, Readonly<Record<string, true>>][] = [
+  [
+    "failureDetector",
+    {
+      slidingWindowMs: true,
+      windowBuckets: true,
+      minNumOfFailures: true,
+      failureRateThreshold: true,
+      isFailure: true,
+    } satisfies KeyTable<FailureDetectorOptions>,
+  ],
+  [
+    "commandRetry",
+    {
+      maxAttempts: true,
+      initialDelay: true,
+      backoffMultiplier: true,
+    } satisfies KeyTable<CommandRetryOptions>,
+  ],
+  ["healthCheck", HEALTH_CHECK_KEYS],
+];
+
+/** The keys of {@linkcode DatabaseConfig}. */
+const DATABASE_OPTION_KEYS: KeyTable<DatabaseConfig> = {
+  ...CLIENT_OPTION_KEYS,
+  nodes: true,
+  name: true,
+  weight: true,
+  healthCheck: true,
+};
+
+/** Internal: Applies defaults to the client's own settings and validates them. */
 export function resolveMultiDbOptions(o: MultiDbClientOptions): ResolvedMultiDbOptions {
-  if (o === null || typeof o !== "object") {
+  if (o === null || typeof o !== "object" || Array.isArray(o)) {
     throw new TypeError("Cannot create the client: expected an options object with databases");
+  }
+  checkClientOptionKeys(o, MULTI_DB_OPTION_KEYS, "the multi-database client", {
+    url: PER_DATABASE,
+    host: PER_DATABASE,
+    port: PER_DATABASE,
+  });
+  for (const [name, keys] of MULTI_DB_NESTED_KEYS) {
+    const v = (o as unknown as Record<string, unknown>)[name];
+    if (typeof v === "object" && v !== null) checkKeys(v, keys, name);
   }
   const d = MULTI_DB_DEFAULTS;
   const fd = o.failureDetector ?? {};
@@ -569,7 +642,7 @@ export function nodeKey(n: string | Endpoint): string {
 }
 
 /**
- * @internal Applies defaults to one database's settings and validates them.
+ * Internal: Applies defaults to one database's settings and validates them.
  *
  * @param c The database as given.
  * @param top The client's resolved settings (top-level client options and health checks).
@@ -581,6 +654,7 @@ export function resolveDatabaseConfig(
   if (c === null || typeof c !== "object") {
     throw new TypeError("Cannot add the database: expected an object with url, host or nodes");
   }
+  checkClientOptionKeys(c, DATABASE_OPTION_KEYS, "a database");
   if (c.url === undefined && c.host === undefined && c.nodes === undefined) {
     throw new TypeError("Cannot add the database: give its url, host or nodes");
   }
@@ -598,6 +672,7 @@ export function resolveDatabaseConfig(
   else if (hc === undefined) healthCheck = { ...top.healthCheck, strategy: pingHealthCheck };
   else if (typeof hc === "function") healthCheck = { ...top.healthCheck, strategy: hc };
   else if (typeof hc === "object" && hc !== null) {
+    checkKeys(hc, { ...HEALTH_CHECK_KEYS, strategy: true }, `the healthCheck of "${name}"`);
     if (hc.strategy !== undefined && typeof hc.strategy !== "function") {
       throw new TypeError(`Cannot use the health check of "${name}": strategy must be a function`);
     }
@@ -621,7 +696,7 @@ export function resolveDatabaseConfig(
   return { name, weight, endpoint, healthCheck, clientOptions };
 }
 
-/** @internal Validates a weight given to `setWeight`. */
+/** Internal: Validates a weight given to `setWeight`. */
 export function checkWeight(name: string, weight: unknown): number {
   if (typeof weight !== "number" || !Number.isFinite(weight) || weight <= 0) {
     throw new RangeError(

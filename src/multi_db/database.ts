@@ -60,7 +60,7 @@ export interface DatabaseInfo {
 /** After a handoff completed, failures are still attributed to the maintenance this long. */
 const HANDOFF_SETTLE_MS = 1000;
 
-/** @internal One database and its state. */
+/** Internal: One database and its state. */
 export class Database {
   readonly name: string;
   readonly config: ResolvedDatabaseConfig;
@@ -80,14 +80,19 @@ export class Database {
   readonly clock: Clock;
   readonly #factory: DatabaseClientFactory;
   readonly #onEvent: (db: Database, type: "maintenance" | "handoff", detail: unknown) => void;
+  readonly #onLost: ((db: Database) => void) | undefined;
   #maintenanceUntil = 0;
   #listener: ((e: Event) => void) | undefined;
+  #lostListener: (() => void) | undefined;
+  /** Clock time of the last check asked for out of turn (a lost connection, a failure). */
+  urgentCheckAt = -Infinity;
 
   constructor(
     config: ResolvedDatabaseConfig,
     top: ResolvedMultiDbOptions,
     order: number,
     onEvent: (db: Database, type: "maintenance" | "handoff", detail: unknown) => void,
+    onLost?: (db: Database) => void,
   ) {
     this.name = config.name;
     this.config = config;
@@ -97,6 +102,7 @@ export class Database {
     const clock = top.clock;
     this.clock = clock;
     this.#onEvent = onEvent;
+    this.#onLost = onLost;
     this.health = config.healthCheck === undefined ? "healthy" : "unknown";
     const fd = top.failureDetector;
     this.detector = new FailureDetector({
@@ -124,6 +130,13 @@ export class Database {
     client.addEventListener("maintenance", listener);
     client.addEventListener("handoff", listener);
     this.#listener = listener;
+    const onLost = this.#onLost;
+    if (onLost !== undefined) {
+      // The client lost its connection and reconnects: `reconnecting` of a standalone client.
+      const lost = () => onLost(this);
+      client.addEventListener("reconnecting", lost);
+      this.#lostListener = lost;
+    }
     return client;
   }
 
@@ -145,6 +158,7 @@ export class Database {
       old.removeEventListener("maintenance", this.#listener);
       old.removeEventListener("handoff", this.#listener);
     }
+    if (this.#lostListener) old.removeEventListener("reconnecting", this.#lostListener);
     this.client = this.#create();
     return old.close().catch(() => {});
   }
@@ -193,6 +207,7 @@ export class Database {
       this.client.removeEventListener("maintenance", this.#listener);
       this.client.removeEventListener("handoff", this.#listener);
     }
+    if (this.#lostListener) this.client.removeEventListener("reconnecting", this.#lostListener);
     return this.client.close().catch(() => {});
   }
 }

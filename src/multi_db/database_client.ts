@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { AddListenerOptions, ListenerOptions, TypedEventListener } from "../client/events.ts";
 import type { Endpoint } from "../endpoint.ts";
 import { RedisClient, type SendCommandOptions, type WatchSession } from "../client/redis_client.ts";
 import { RedisClusterClient } from "../cluster/cluster_client.ts";
@@ -126,14 +127,14 @@ export interface DatabaseClient {
   /** Listens to the client's events (`maintenance`, `handoff`, ...). */
   addEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | AddEventListenerOptions,
+    listener: TypedEventListener<Event> | null,
+    options?: boolean | AddListenerOptions,
   ): void;
   /** Stops listening. */
   removeEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | EventListenerOptions,
+    listener: TypedEventListener<Event> | null,
+    options?: boolean | ListenerOptions,
   ): void;
 }
 

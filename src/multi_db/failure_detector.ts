@@ -11,7 +11,11 @@
  * @module
  */
 
-import { CircuitBreaker, type CircuitBreakerOptions } from "../resilience/circuit_breaker.ts";
+import {
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  isConnectionFailure,
+} from "../resilience/circuit_breaker.ts";
 
 /**
  * What a recorded error did.
@@ -49,11 +53,15 @@ export class FailureDetector {
   /**
    * Creates a detector.
    *
-   * @param options The breaker's options.
+   * @param options The breaker's options; without `isFailure`, only connection errors and
+   *   timeouts count ({@linkcode isConnectionFailure}).
    * @param inMaintenance Whether the database is inside an announced maintenance window now.
    */
   constructor(options: CircuitBreakerOptions, inMaintenance: () => boolean) {
-    this.breaker = new CircuitBreaker(options);
+    this.breaker = new CircuitBreaker({
+      ...options,
+      isFailure: options.isFailure ?? isConnectionFailure,
+    });
     this.#inMaintenance = inMaintenance;
   }
 
@@ -66,20 +74,36 @@ export class FailureDetector {
     return this.breaker.tryAcquire();
   }
 
-  /** Records a success. */
-  success(): void {
-    this.breaker.onSuccess();
+  /**
+   * The breaker's generation (read it after {@linkcode FailureDetector.acquire} granted a call).
+   *
+   * @returns {@linkcode CircuitBreaker.generation}.
+   */
+  get generation(): number {
+    return this.breaker.generation;
+  }
+
+  /**
+   * Records a success.
+   *
+   * @param generation The generation the call was granted in (a stale outcome is dropped).
+   */
+  success(generation?: number): void {
+    this.breaker.onSuccess(generation);
   }
 
   /**
    * Records the error a call failed with.
    *
    * @param error The error.
+   * @param generation The generation the call was granted in (a stale outcome is dropped:
+   *   `"ignored"`).
    * @returns `"tripped"` when it opened the breaker, `"counted"` when it counted as a failure,
    *   `"ignored"` for a failure during maintenance, `"success"` for an error that does not count.
    */
-  record(error: unknown): FailureOutcome {
+  record(error: unknown, generation?: number): FailureOutcome {
     const b = this.breaker;
+    if (generation !== undefined && generation !== b.generation) return "ignored";
     if (!b.countsAsFailure(error)) {
       b.onSuccess();
       return "success";

@@ -156,7 +156,7 @@ function describe(e: unknown): string {
 }
 
 /**
- * @internal Runs probes of `strategy` until the policy decides. `signal` aborts the run
+ * Internal: Runs probes of `strategy` until the policy decides. `signal` aborts the run
  * (the client closed): it resolves unhealthy at once.
  */
 export async function runHealthCheck(
@@ -165,6 +165,7 @@ export async function runHealthCheck(
   settings: ProbeSettings,
   signal: AbortSignal,
   clock: Pick<Clock, "setTimer" | "clearTimer"> = systemClock,
+  firstPassDecides = false,
 ): Promise<HealthCheckResult> {
   let passed = 0;
   let failed = 0;
@@ -178,7 +179,9 @@ export async function runHealthCheck(
       failed++;
       error = r === false ? "the check answered unhealthy" : r;
     }
-    const d = healthPolicyDecision(settings.policy, settings.probes, passed, failed);
+    const d = firstPassDecides && r === true
+      ? true
+      : healthPolicyDecision(settings.policy, settings.probes, passed, failed);
     if (d !== undefined) return { healthy: d, error: d ? undefined : error };
   }
   return { healthy: false, error };

@@ -175,7 +175,7 @@ export class MultiDbClient extends ClientShell<MultiDbClientEventMap, MultiDbSub
    * @throws {RangeError} A weight or a duration out of range.
    */
   constructor(options: MultiDbClientOptions) {
-    const events = new ClientEvents();
+    const events = new ClientEvents(options, "multi-db");
     const core = new MultiDbCore(options, events);
     super(core, events);
     this.#core = core;

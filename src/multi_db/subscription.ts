@@ -8,7 +8,7 @@
 import type { PubSubListener, PubSubMessage, SubscriptionKind } from "../client/subscription.ts";
 import type { DatabaseClient, DatabaseSubscription } from "./database_client.ts";
 
-/** @internal Subscribes on one database's client (its binary view for byte messages). */
+/** Internal: Subscribes on one database's client (its binary view for byte messages). */
 function subscribeOn<S extends string | Uint8Array>(
   client: DatabaseClient,
   kind: SubscriptionKind,
@@ -72,7 +72,11 @@ export class MultiDbSubscription<S extends string | Uint8Array = string>
   #pending: DatabaseClient | undefined;
   #generation = 0;
 
-  /** @internal */
+  /**
+   * @internal
+   *
+   * @ignore
+   */
   constructor(
     kind: SubscriptionKind,
     names: readonly string[],
@@ -100,6 +104,7 @@ export class MultiDbSubscription<S extends string | Uint8Array = string>
   /**
    * @internal Subscribes on `client` (of database `database`) and drops the previous
    * database's subscription. Resolves once the new one is confirmed.
+   * @ignore
    */
   async _attach(database: string, client: DatabaseClient): Promise<void> {
     if (!this.#active || this.#current?.client === client) return;
@@ -159,7 +164,11 @@ export class MultiDbSubscription<S extends string | Uint8Array = string>
     await cur?.inner.unsubscribe().catch(() => {});
   }
 
-  /** @internal Ends iteration (client closed). */
+  /**
+   * @internal Ends iteration (client closed).
+   *
+   * @ignore
+   */
   _end(): void {
     this.#active = false;
     for (const r of this.#readers.splice(0)) r({ value: undefined, done: true });

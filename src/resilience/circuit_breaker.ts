@@ -16,6 +16,15 @@
  * {@linkcode CircuitBreaker.reset} or the end of the duration given to
  * {@linkcode CircuitBreaker.forceOpen}).
  *
+ * Every error a call throws (or promise it rejects with) counts as a failure, except a
+ * `ReplyError` (a server's reply: the service is up) and what `isFailure` says does not count.
+ *
+ * Every state change starts a new generation ({@linkcode CircuitBreaker.generation}). The
+ * outcome of a call granted in an earlier generation is dropped: a slow call that began while
+ * the breaker was closed cannot close (or reopen) it while the half-open trial is still running.
+ * {@linkcode CircuitBreaker.execute} does this by itself; with the manual API, pass the
+ * generation read after {@linkcode CircuitBreaker.tryAcquire} to the outcome method.
+ *
  * @example Protect any async call
  * ```ts
  * import { CircuitBreaker } from "@edge/redis/circuit-breaker";
@@ -107,7 +116,9 @@ export interface CircuitBreakerOptions {
   /**
    * Which errors count as failures. Other errors count as successes (the call reached a live
    * service). A `ReplyError` (a server reply such as `WRONGTYPE`) never counts as a failure.
-   * @default {(e) => e instanceof ConnectionError || e instanceof TimeoutError}
+   * The default counts every error; {@linkcode isConnectionFailure} counts only this library's
+   * connection errors and timeouts (what the multi-database client uses).
+   * @default {() => true}
    */
   isFailure?: (error: unknown) => boolean;
   /**
@@ -146,19 +157,41 @@ export interface CircuitMetrics {
 }
 
 /**
- * Whether an error counts as a failure by default: a `ConnectionError` or a `TimeoutError`.
+ * Whether an error counts as a failure by default: every error does (a breaker wrapping
+ * `fetch` counts its `TypeError`s). {@linkcode CircuitBreaker.countsAsFailure} still excludes
+ * a `ReplyError`.
+ *
+ * @param _error The error.
+ * @returns `true`.
+ *
+ * @example
+ * ```ts
+ * import { defaultIsFailure } from "@edge/redis/circuit-breaker";
+ * console.log(defaultIsFailure(new TypeError("fetch failed"))); // true
+ * ```
+ */
+export function defaultIsFailure(_error: unknown): boolean {
+  return true;
+}
+
+/**
+ * Whether an error is a connection failure of this library: a `ConnectionError` or a
+ * `TimeoutError`. The multi-database client's breakers count only these (an `isFailure` of its
+ * own replaces it).
  *
  * @param error The error.
  * @returns `true` for connection errors and timeouts.
  *
  * @example
  * ```ts
- * import { defaultIsFailure } from "@edge/redis/circuit-breaker";
+ * import { CircuitBreaker, isConnectionFailure } from "@edge/redis/circuit-breaker";
  * import { ReplyError } from "@edge/redis";
- * console.log(defaultIsFailure(new ReplyError("WRONGTYPE no"))); // false
+ * const breaker = new CircuitBreaker({ isFailure: isConnectionFailure });
+ * console.log(breaker.countsAsFailure(new Error("boom"))); // false
+ * console.log(isConnectionFailure(new ReplyError("WRONGTYPE no"))); // false
  * ```
  */
-export function defaultIsFailure(error: unknown): boolean {
+export function isConnectionFailure(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof TimeoutError;
 }
 
@@ -217,6 +250,7 @@ export class CircuitBreaker {
   #until = Infinity;
   #halfOpenInFlight = 0;
   #halfOpenSuccesses = 0;
+  #generation = 0;
 
   /**
    * Creates a closed breaker.
@@ -251,6 +285,26 @@ export class CircuitBreaker {
   get state(): CircuitState {
     this.#advance();
     return this.#state;
+  }
+
+  /**
+   * The generation: a number that changes on every state change. Read it after
+   * {@linkcode CircuitBreaker.tryAcquire} granted a call and give it to the outcome method, so
+   * that an outcome arriving after the state changed is dropped.
+   *
+   * @example
+   * ```ts
+   * import { CircuitBreaker } from "@edge/redis/circuit-breaker";
+   * const breaker = new CircuitBreaker();
+   * if (breaker.tryAcquire()) {
+   *   const generation = breaker.generation;
+   *   breaker.onSuccess(generation);
+   * }
+   * ```
+   */
+  get generation(): number {
+    this.#advance();
+    return this.#generation;
   }
 
   /** The name given in the options. */
@@ -319,14 +373,18 @@ export class CircuitBreaker {
   /**
    * Records a successful call.
    *
+   * @param generation The {@linkcode CircuitBreaker.generation} the call was granted in; an
+   *   outcome of an earlier generation is dropped. Omitted: the current one.
+   *
    * @example
    * ```ts
    * import { CircuitBreaker } from "@edge/redis/circuit-breaker";
    * new CircuitBreaker().onSuccess();
    * ```
    */
-  onSuccess(): void {
+  onSuccess(generation?: number): void {
     this.#advance();
+    if (this.#stale(generation)) return;
     if (this.#state === "half-open") {
       this.#halfOpenInFlight = Math.max(0, this.#halfOpenInFlight - 1);
       if (++this.#halfOpenSuccesses >= this.#halfOpenMax) this.#transition("closed");
@@ -339,6 +397,9 @@ export class CircuitBreaker {
    * Records a failed call, whatever the error. Opens the breaker when the thresholds are met
    * (counting this failure), or when half-open.
    *
+   * @param generation The {@linkcode CircuitBreaker.generation} the call was granted in; an
+   *   outcome of an earlier generation is dropped. Omitted: the current one.
+   *
    * @example
    * ```ts
    * import { CircuitBreaker } from "@edge/redis/circuit-breaker";
@@ -347,8 +408,9 @@ export class CircuitBreaker {
    * console.log(breaker.state); // "open"
    * ```
    */
-  onFailure(): void {
+  onFailure(generation?: number): void {
     this.#advance();
+    if (this.#stale(generation)) return;
     if (this.#state === "half-open") {
       this.#halfOpenInFlight = Math.max(0, this.#halfOpenInFlight - 1);
       this.#open();
@@ -367,7 +429,9 @@ export class CircuitBreaker {
    * for a `ReplyError`), a success otherwise.
    *
    * @param error What the call threw.
-   * @returns Whether it was counted as a failure.
+   * @param generation The {@linkcode CircuitBreaker.generation} the call was granted in; an
+   *   outcome of an earlier generation is dropped. Omitted: the current one.
+   * @returns Whether it counts as a failure (also when dropped as stale).
    *
    * @example
    * ```ts
@@ -376,12 +440,12 @@ export class CircuitBreaker {
    * console.log(new CircuitBreaker().onError(new ReplyError("WRONGTYPE no"))); // false
    * ```
    */
-  onError(error: unknown): boolean {
+  onError(error: unknown, generation?: number): boolean {
     if (this.countsAsFailure(error)) {
-      this.onFailure();
+      this.onFailure(generation);
       return true;
     }
-    this.onSuccess();
+    this.onSuccess(generation);
     return false;
   }
 
@@ -406,6 +470,9 @@ export class CircuitBreaker {
    * Gives back a granted call without recording an outcome (an error that says nothing about
    * the service, such as a failure during planned maintenance).
    *
+   * @param generation The {@linkcode CircuitBreaker.generation} the call was granted in; a call
+   *   of an earlier generation holds no permit. Omitted: the current one.
+   *
    * @example
    * ```ts
    * import { CircuitBreaker } from "@edge/redis/circuit-breaker";
@@ -413,8 +480,9 @@ export class CircuitBreaker {
    * if (breaker.tryAcquire()) breaker.onIgnored();
    * ```
    */
-  onIgnored(): void {
+  onIgnored(generation?: number): void {
     this.#advance();
+    if (this.#stale(generation)) return;
     if (this.#state === "half-open") {
       this.#halfOpenInFlight = Math.max(0, this.#halfOpenInFlight - 1);
     }
@@ -422,7 +490,9 @@ export class CircuitBreaker {
 
   /**
    * Runs `fn` through the breaker: refused with a `CircuitOpenError` when the breaker does not
-   * grant the call, otherwise its outcome is recorded and returned (or rethrown).
+   * grant the call, otherwise its outcome is recorded and returned (or rethrown). Every
+   * rejection (and a synchronous throw) counts as a failure unless `isFailure` says otherwise
+   * or it is a `ReplyError`; an outcome that arrives after the state changed is dropped.
    *
    * @param fn The call.
    * @returns What `fn` resolved with.
@@ -440,14 +510,15 @@ export class CircuitBreaker {
         `Cannot run the call: the circuit "${this.#name}" is ${this.#state}`,
       );
     }
+    const generation = this.#generation;
     let value: T;
     try {
       value = await fn();
     } catch (e) {
-      this.onError(e);
+      this.onError(e, generation);
       throw e;
     }
-    this.onSuccess();
+    this.onSuccess(generation);
     return value;
   }
 
@@ -489,6 +560,11 @@ export class CircuitBreaker {
     this.#transition("closed");
   }
 
+  /** Whether an outcome of `generation` belongs to an earlier state (and is dropped). */
+  #stale(generation: number | undefined): boolean {
+    return generation !== undefined && generation !== this.#generation;
+  }
+
   #open(): void {
     this.#until = this.#openDuration === 0 ? Infinity : this.#clock.now() + this.#openDuration;
     this.#transition("open");
@@ -513,6 +589,7 @@ export class CircuitBreaker {
       this.#fails.fill(0);
     }
     this.#state = to;
+    this.#generation++;
     if (from !== to) this.#onChange?.({ from, to, at });
   }
 

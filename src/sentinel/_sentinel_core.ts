@@ -1,6 +1,7 @@
 // The sentinel client's core: one executor (the executor core) pointed at the node the sentinels
 // name, moved when they name another; every entry point waits for the first discovery, and a
 // write refused by a demoted master waits for the move and is sent again.
+import { sentinelMetrics } from "./_sentinel_metrics.ts";
 import { ExecutorCore } from "../client/executor_core.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
 import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
@@ -96,6 +97,7 @@ export class SentinelCore implements ClientCore {
         if (name === "reconnecting") this.#onNodeLost();
       },
     });
+    if (events.metrics !== undefined) sentinelMetrics(events.metrics);
     this.#sentinels = new SentinelSet(s.sentinels);
     const base = {
       protocol: options.protocol,

@@ -5,6 +5,8 @@
  */
 
 import type { RedisClientOptions } from "../client/options.ts";
+import { checkClientOptionKeys, CLIENT_OPTION_KEYS } from "../client/options.ts";
+import { type KeyTable, received } from "../_validate.ts";
 import type { Endpoint } from "../endpoint.ts";
 import type { TlsOptions } from "../transport/types.ts";
 import { parseSentinelAddress } from "./_replies.ts";
@@ -32,9 +34,10 @@ export interface RedisSentinelClientOptions
   masterName: string;
   /**
    * The sentinels to ask: `redis://host:port`, `host:port` or `{ host, port }` (port 26379
-   * when absent). Sentinels learnt from the ones given are added.
+   * when absent); a single one may be given without the list. Sentinels learnt from the ones
+   * given are added.
    */
-  sentinels: (string | Endpoint)[];
+  sentinels: (string | Endpoint)[] | string | Endpoint;
   /**
    * `"master"`: every command goes to the master. `"replica"`: to one healthy replica (reads;
    * writes get the replica's `READONLY` error), moving to another when it goes down.
@@ -73,7 +76,7 @@ export interface RedisSentinelClientOptions
   failoverWait?: number;
 }
 
-/** @internal Options with defaults applied. */
+/** Internal: Options with defaults applied. */
 export interface ResolvedSentinelOptions {
   masterName: string;
   sentinels: Endpoint[];
@@ -94,16 +97,52 @@ function positive(name: string, v: number | undefined, dflt: number, min: number
   return v;
 }
 
-/** @internal Validates the sentinel-specific options and applies their defaults. */
+const { url: _u, host: _h, port: _p, ...DATA_OPTION_KEYS } = CLIENT_OPTION_KEYS;
+
+/** Internal: The keys of {@linkcode RedisSentinelClientOptions}. */
+export const SENTINEL_OPTION_KEYS: KeyTable<RedisSentinelClientOptions> = {
+  ...DATA_OPTION_KEYS,
+  masterName: true,
+  sentinels: true,
+  role: true,
+  sentinelUsername: true,
+  sentinelPassword: true,
+  sentinelTls: true,
+  sentinelTimeout: true,
+  sentinelCheckInterval: true,
+  failoverWait: true,
+};
+
+const FROM_SENTINELS = "url, host and port come from the sentinels (use sentinels)";
+
+/** Internal: Validates the sentinel-specific options and applies their defaults. */
 export function resolveSentinelOptions(o: RedisSentinelClientOptions): ResolvedSentinelOptions {
-  if (typeof o !== "object" || o === null) {
-    throw new TypeError("Cannot create the sentinel client: options are required");
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    throw new TypeError(
+      `Cannot create the sentinel client from ${
+        typeof o === "string" ? "a string" : received(o)
+      }: expected an options object, e.g. { masterName: "mymaster", sentinels: ["127.0.0.1:26379"] }`,
+    );
   }
+  checkClientOptionKeys(o, SENTINEL_OPTION_KEYS, "the sentinel client", {
+    url: FROM_SENTINELS,
+    host: FROM_SENTINELS,
+    port: FROM_SENTINELS,
+  });
   if (typeof o.masterName !== "string" || o.masterName === "") {
     throw new TypeError("Cannot create the sentinel client: masterName must be a non-empty string");
   }
-  if (!Array.isArray(o.sentinels) || o.sentinels.length === 0) {
-    throw new TypeError("Cannot create the sentinel client: sentinels must list at least one");
+  const sentinels = typeof o.sentinels === "string" ||
+      (typeof o.sentinels === "object" && o.sentinels !== null && !Array.isArray(o.sentinels))
+    ? [o.sentinels]
+    : o.sentinels;
+  if (!Array.isArray(sentinels) || sentinels.length === 0) {
+    throw new TypeError(
+      `Cannot create the sentinel client: sentinels must list at least one, e.g. ` +
+        `sentinels: ["127.0.0.1:26379"] (got ${
+          Array.isArray(sentinels) ? "an empty list" : received(sentinels)
+        })`,
+    );
   }
   const extra = o as { url?: unknown; host?: unknown; port?: unknown };
   if (extra.url !== undefined || extra.host !== undefined || extra.port !== undefined) {
@@ -118,7 +157,7 @@ export function resolveSentinelOptions(o: RedisSentinelClientOptions): ResolvedS
     );
   }
   const schemes = new Set(
-    o.sentinels.map((a) => typeof a === "string" && /^rediss:\/\//i.test(a) ? "rediss" : "redis"),
+    sentinels.map((a) => typeof a === "string" && /^rediss:\/\//i.test(a) ? "rediss" : "redis"),
   );
   if (schemes.size > 1) {
     throw new TypeError(
@@ -131,7 +170,7 @@ export function resolveSentinelOptions(o: RedisSentinelClientOptions): ResolvedS
   }
   return {
     masterName: o.masterName,
-    sentinels: o.sentinels.map(parseSentinelAddress),
+    sentinels: sentinels.map(parseSentinelAddress),
     role,
     sentinelUsername: o.sentinelUsername,
     sentinelPassword: o.sentinelPassword,

@@ -70,7 +70,7 @@ export class RedisSentinelClient extends ClientShell<RedisSentinelClientEventMap
    */
   constructor(options: RedisSentinelClientOptions) {
     const s = resolveSentinelOptions(options);
-    const events = new ClientEvents();
+    const events = new ClientEvents(options, "sentinel");
     const core = new SentinelCore(s, options, events);
     super(core, events, core.cache);
     this.#core = core;

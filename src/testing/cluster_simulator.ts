@@ -88,6 +88,8 @@ export class ClusterMaintenanceSimulator {
   #cluster!: RedisCluster;
   #proxies: NodeProxy[] = [];
   #seq = 0;
+  /** The next seq when the latest slot migration started (`waitForEvent`'s floor). */
+  #actionSeq = 0;
   #events: NotificationRecord[] = [];
   #eventWaiters: (() => void)[] = [];
   #http: HttpServer | undefined;
@@ -293,11 +295,14 @@ export class ClusterMaintenanceSimulator {
 
   /**
    * Resolves with the first announced notification of `type` whose seq is at least `minSeq`
-   * (also one announced before the call).
+   * (also one announced before the call). By default `minSeq` is where the latest
+   * `slotMigrate` started, so a notification of an earlier migration is never returned. Pass a
+   * seq (a result's `smigratingSeq`, or 0 for any since the start) to choose.
    *
    * @param type `SMIGRATING` or `SMIGRATED`.
-   * @param minSeq Lowest sequence number to accept. @default 0
-   * @param timeoutMs Reject after this long. @default 30_000
+   * @param minSeq Lowest sequence number to accept.
+   *   @default {the first seq of the latest slotMigrate started (0 before any)}
+   * @param timeoutMs Reject after this long. @default {30_000}
    * @returns The notification record.
    *
    * @example
@@ -309,7 +314,7 @@ export class ClusterMaintenanceSimulator {
    */
   waitForEvent(
     type: NotificationType,
-    minSeq = 0,
+    minSeq: number = this.#actionSeq,
     timeoutMs = 30_000,
   ): Promise<NotificationRecord> {
     return new Promise((resolve, reject) => {
@@ -351,6 +356,7 @@ export class ClusterMaintenanceSimulator {
    * ```
    */
   slotMigrate(options: SlotMigrateOptions = {}): Promise<SlotMigrateResult> {
+    this.#actionSeq = this.#seq;
     // One migration at a time: a second call waits for the first to finish.
     const run = this.#migrations.catch(() => {}).then(() => this.#slotMigrate(options));
     this.#migrations = run;

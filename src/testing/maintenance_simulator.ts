@@ -96,6 +96,8 @@ export class MaintenanceSimulator {
   #bound: Bound[] = [];
   #conns = new Set<Conn>();
   #seq = 0;
+  /** The next seq when the latest bind, migrate or failover started (`waitForEvent`'s floor). */
+  #actionSeq = 0;
   #events: NotificationRecord[] = [];
   #eventWaiters: (() => void)[] = [];
   #windows: MovingWindow[] = [];
@@ -260,11 +262,15 @@ export class MaintenanceSimulator {
 
   /**
    * Resolves with the first announced notification of `type` whose seq is at least `minSeq`
-   * (also one announced before the call).
+   * (also one announced before the call). By default `minSeq` is where the latest `bind`,
+   * `migrate` or `failover` started, so a notification of an earlier one is never returned:
+   * after a second `bind`, `waitForEvent("MOVING")` waits for that bind's MOVING. Pass a seq
+   * (a result's `seq`, or 0 for any since the start) to choose.
    *
    * @param type The notification type.
-   * @param minSeq Lowest sequence number to accept. @default 0
-   * @param timeoutMs Reject after this long. @default 30_000
+   * @param minSeq Lowest sequence number to accept.
+   *   @default {the first seq of the latest bind, migrate or failover started (0 before any)}
+   * @param timeoutMs Reject after this long. @default {30_000}
    * @returns The notification record.
    *
    * @example Act while a rebind window is open
@@ -273,11 +279,12 @@ export class MaintenanceSimulator {
    * const moving = await sim.waitForEvent("MOVING");
    * console.log(moving.seq, moving.target);
    * await done;
+   * const first = await sim.waitForEvent("MOVING", 0); // the oldest MOVING, however many binds
    * ```
    */
   waitForEvent(
     type: NotificationType,
-    minSeq = 0,
+    minSeq: number = this.#actionSeq,
     timeoutMs = 30_000,
   ): Promise<NotificationRecord> {
     return new Promise((resolve, reject) => {
@@ -335,6 +342,7 @@ export class MaintenanceSimulator {
    */
   async bind(options: BindOptions = {}): Promise<BindResult> {
     this.#assertOpen();
+    this.#actionSeq = this.#seq;
     const time = options.time ?? 15;
     let replica: SpawnedRedis | undefined;
     if (options.dataMovement === true) replica = await this.#spawnReplica();
@@ -405,6 +413,7 @@ export class MaintenanceSimulator {
    */
   async migrate(options: MigrateOptions = {}): Promise<MigrateResult> {
     this.#assertOpen();
+    this.#actionSeq = this.#seq;
     const time = options.time ?? 2;
     const shards = options.shardIds ?? ["1"];
     const json = JSON.stringify(shards);
@@ -469,6 +478,7 @@ export class MaintenanceSimulator {
    */
   async failover(options: FailoverOptions = {}): Promise<FailoverResult> {
     this.#assertOpen();
+    this.#actionSeq = this.#seq;
     const time = options.time ?? 2;
     const shards = options.shardIds ?? ["1"];
     const json = JSON.stringify(shards);

@@ -13,8 +13,14 @@ const COALESCE_MAX = 256 * 1024;
 
 /** A FIFO of byte chunks with coalescing and partial consumption. */
 export class WriteQueue {
+  /**
+   * Slots `[#head, #tail)` hold the queue. The array is kept when the queue empties (its slots
+   * are overwritten): a fresh array per write was one more object and backing store per command
+   * on a serial workload.
+   */
   #chunks: Uint8Array[] = [];
   #head = 0;
+  #tail = 0;
   /** Bytes of `#chunks[#head]` already written. */
   #offset = 0;
   /** Bytes queued and not yet written. */
@@ -23,7 +29,10 @@ export class WriteQueue {
   /** Appends a chunk (owned by the queue from now on). */
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
-    this.#chunks.push(chunk);
+    const chunks = this.#chunks;
+    if (this.#tail < chunks.length) chunks[this.#tail] = chunk;
+    else chunks.push(chunk);
+    this.#tail++;
     this.bytes += chunk.length;
   }
 
@@ -32,16 +41,17 @@ export class WriteQueue {
    * are merged into one buffer (which then replaces them in the queue).
    */
   peek(): Uint8Array | undefined {
+    if (this.#head === this.#tail) return undefined;
     const chunks = this.#chunks;
-    const first = chunks[this.#head];
-    if (first === undefined) return undefined;
+    const tail = this.#tail;
+    const first = chunks[this.#head]!;
     const firstLen = first.length - this.#offset;
-    if (firstLen >= COALESCE_BELOW || this.#head + 1 >= chunks.length) {
+    if (firstLen >= COALESCE_BELOW || this.#head + 1 >= tail) {
       return this.#offset === 0 ? first : first.subarray(this.#offset);
     }
     let total = firstLen;
     let end = this.#head + 1;
-    while (end < chunks.length) {
+    while (end < tail) {
       const len = chunks[end]!.length;
       if (total + len > COALESCE_MAX) break;
       total += len;
@@ -51,10 +61,12 @@ export class WriteQueue {
     const merged = new Uint8Array(total);
     merged.set(first.subarray(this.#offset), 0);
     let at = firstLen;
+    chunks[this.#head] = EMPTY;
     for (let i = this.#head + 1; i < end; i++) {
       const c = chunks[i]!;
       merged.set(c, at);
       at += c.length;
+      chunks[i] = EMPTY;
     }
     // Replace the merged run by the merged buffer.
     this.#head = end - 1;
@@ -78,11 +90,13 @@ export class WriteQueue {
       this.#head++;
       this.#offset = 0;
     }
-    if (this.#head === this.#chunks.length) {
-      this.#chunks = [];
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#chunks.length) {
-      this.#chunks = this.#chunks.slice(this.#head);
+    if (this.#head === this.#tail) {
+      this.#head = this.#tail = 0;
+      // a queue that once held many chunks does not keep a large array
+      if (this.#chunks.length > 1024) this.#chunks = [];
+    } else if (this.#head > 1024 && this.#head * 2 > this.#tail) {
+      this.#chunks = this.#chunks.slice(this.#head, this.#tail);
+      this.#tail -= this.#head;
       this.#head = 0;
     }
   }
@@ -90,7 +104,7 @@ export class WriteQueue {
   /** Drops everything queued. */
   clear(): void {
     this.#chunks = [];
-    this.#head = 0;
+    this.#head = this.#tail = 0;
     this.#offset = 0;
     this.bytes = 0;
   }

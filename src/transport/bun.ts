@@ -28,8 +28,19 @@ let decoderInstalled = false;
 function installDecoder(): void {
   decoderInstalled = true;
   // Bun's global Buffer: no `node:buffer` import, so a bundle has no top-level `node:` import.
-  const buffer = (globalThis as { Buffer?: { prototype: { toString: unknown } } }).Buffer;
+  const buffer = (globalThis as {
+    Buffer?: { prototype: { toString: unknown; utf8Slice?: unknown } };
+  }).Buffer;
   if (!("Bun" in globalThis) || buffer === undefined) return;
+  // `utf8Slice(start, end)` is `toString("utf8", start, end)` without the parsing of the
+  // encoding name: 5-15 % more 16-byte replies decoded per second in one process (Bun 1.4).
+  const utf8Slice = buffer.prototype.utf8Slice as
+    | ((this: Uint8Array, start: number, end: number) => string)
+    | undefined;
+  if (typeof utf8Slice === "function") {
+    setUtf8Decoder((buf, start, end) => utf8Slice.call(buf, start, end));
+    return;
+  }
   const toString = buffer.prototype.toString as (
     this: Uint8Array,
     encoding: "utf8",
@@ -61,7 +72,11 @@ interface BunSocketHandler {
   drain?(socket: BunSocket): void;
   close?(socket: BunSocket, error?: Error): void;
   error?(socket: BunSocket, error: Error): void;
-  handshake?(socket: BunSocket, success: boolean, authorizationError: Error | null): void;
+  handshake?(
+    socket: BunSocket,
+    success: boolean,
+    authorizationError: Error | null,
+  ): void;
 }
 
 interface BunConnectOptions {
@@ -124,11 +139,31 @@ class BunTransport implements Transport {
 
   write(bytes: Uint8Array): boolean {
     if (this.slot.closed) return false;
-    this.#queue.push(bytes);
-    if (!this.#scheduled && !this.#blocked) {
-      this.#scheduled = true;
-      // Let every write of this tick join the queue, then write them as one buffer.
-      queueMicrotask(this.#flush);
+    if (!this.#scheduled && !this.#blocked && this.#queue.bytes === 0) {
+      // Nothing waits: hand the bytes over now. The connection already writes a tick's commands
+      // as one buffer, so waiting for a microtask here only added a queue round trip per write.
+      let n: number;
+      try {
+        n = this.#socket.write(bytes);
+      } catch {
+        n = -2; // retried from the flush below, where a failure is reported as before
+      }
+      if (n >= bytes.length) return true;
+      this.#queue.push(n > 0 ? bytes.subarray(n) : bytes);
+      if (n === -2) {
+        this.#scheduled = true;
+        queueMicrotask(this.#flush);
+      } else {
+        // The socket took less: the rest waits for its `drain`.
+        this.#blocked = true;
+      }
+    } else {
+      this.#queue.push(bytes);
+      if (!this.#scheduled && !this.#blocked) {
+        this.#scheduled = true;
+        // Let every write of this tick join the queue, then write them as one buffer.
+        queueMicrotask(this.#flush);
+      }
     }
     if (this.#queue.bytes > HIGH_WATER_MARK) {
       this.#needDrain = true;
@@ -196,8 +231,56 @@ class BunTransport implements Transport {
  * t.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n"));
  * ```
  */
-export const bunConnector: Connector = (options: ConnectOptions): Promise<Transport> =>
-  dialAbortable(options.signal, (signal) => connect(options, signal), (late) => late.close());
+export const bunConnector: Connector = (
+  options: ConnectOptions,
+): Promise<Transport> =>
+  dialAbortable(
+    options.signal,
+    (signal) => connect(options, signal),
+    (late) => late.close(),
+  );
+
+/** The part of a `node:net` socket {@linkcode reachable} uses. */
+interface ProbeSocket {
+  once(event: "connect", fn: () => void): void;
+  once(event: "error", fn: (error: Error) => void): void;
+  destroy(): void;
+}
+
+/**
+ * Resolves once a TCP connection to `host:port` opened (and closes it at once), or rejects with
+ * the connect error, or when `signal` aborts.
+ *
+ * `Bun.connect` hands over no socket before it is open, so a dial of its own cannot be stopped:
+ * to an address that drops SYNs, its socket stays in SYN-SENT for the kernel's connect timeout
+ * (about 2 min) after the caller gave up, and keeps the process alive. A `node:net` socket is
+ * there from the start and `destroy()` ends its dial, so the address is reached with one first;
+ * `Bun.connect` starts only once the address answered. The cost is one more TCP handshake per
+ * connect (one round trip).
+ */
+async function reachable(host: string, port: number, signal: AbortSignal): Promise<void> {
+  const net = await import("node:net") as unknown as {
+    connect(options: { host: string; port: number }): ProbeSocket;
+  };
+  if (signal.aborted) throw signal.reason;
+  const probe = net.connect({ host, port });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      probe.once("connect", () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+      probe.once("error", (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(socketError(e));
+      });
+    });
+  } finally {
+    probe.destroy();
+  }
+}
 
 function connect(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Transport> {
   if (!decoderInstalled) installDecoder();
@@ -245,11 +328,16 @@ function connect(options: ConnectOptions, signal: AbortSignal | undefined): Prom
   if (secure) {
     handler.handshake = (socket, success, authorizationError) => {
       if (success && !authorizationError) return settle?.();
-      settle?.(socketError(authorizationError ?? earlyError ?? new Error("TLS handshake failed")));
+      settle?.(
+        socketError(
+          authorizationError ?? earlyError ?? new Error("TLS handshake failed"),
+        ),
+      );
       socket.end();
     };
   }
   return (async () => {
+    if (signal !== undefined) await reachable(options.host, options.port, signal);
     // Extra CAs are trusted in addition to the built-in roots; `node:tls` is imported only then.
     const ca = o?.caCerts
       ? [...(await import("node:tls")).rootCertificates, ...o.caCerts]

@@ -37,6 +37,10 @@ class DenoTransport implements Transport {
   #closed = false;
   #flushing = false;
   #needDrain = false;
+  /** One callback for every flush: no closure per write. */
+  readonly #flushCb = (): void => {
+    this.#flush();
+  };
 
   constructor(conn: Deno.Conn, secure: boolean) {
     this.#conn = conn;
@@ -57,7 +61,7 @@ class DenoTransport implements Transport {
     if (!this.#flushing) {
       this.#flushing = true;
       // Let every write of this tick join the queue, then write them as one buffer.
-      queueMicrotask(() => this.#flush());
+      queueMicrotask(this.#flushCb);
     }
     if (this.#queue.bytes > HIGH_WATER_MARK) {
       this.#needDrain = true;
@@ -90,12 +94,20 @@ class DenoTransport implements Transport {
 
   async #readLoop(): Promise<void> {
     const buf = new Uint8Array(READ_BUFFER_SIZE);
+    let view = buf;
+    let viewLength = buf.length;
     const conn = this.#conn;
     try {
       while (!this.#closed) {
         const n = await conn.read(buf);
         if (n === null) break;
-        this.#slot.data(buf.subarray(0, n));
+        // The view of the last read is reused when the next one has the same length (a serial
+        // workload's replies): the buffer is reused anyway, the handlers never keep the chunk.
+        if (n !== viewLength) {
+          view = buf.subarray(0, n);
+          viewLength = n;
+        }
+        this.#slot.data(view);
       }
       this.#shutdown(undefined);
     } catch (e) {
@@ -103,25 +115,49 @@ class DenoTransport implements Transport {
     }
   }
 
-  async #flush(): Promise<void> {
-    const queue = this.#queue;
-    try {
-      let chunk: Uint8Array | undefined;
-      while (!this.#closed && (chunk = queue.peek()) !== undefined) {
-        const n = await this.#conn.write(chunk);
-        if (this.#closed) return;
-        queue.consume(n);
-        if (this.#needDrain && queue.bytes <= HIGH_WATER_MARK) {
-          this.#needDrain = false;
-          this.#slot.drain();
-        }
-      }
-    } catch (e) {
-      this.#shutdown(this.#closed ? undefined : socketError(e));
-    } finally {
+  /**
+   * Writes the queue's next bytes; each completed write continues with the rest. A chain of
+   * `then` with two callbacks bound once: an async function per flush allocated its frame and
+   * promise on every command of a serial workload.
+   */
+  #flush(): void {
+    const chunk = this.#closed ? undefined : this.#queue.peek();
+    if (chunk === undefined) {
       this.#flushing = false;
+      return;
     }
+    let written: Promise<number>;
+    try {
+      written = this.#conn.write(chunk);
+    } catch (e) {
+      this.#onWriteError(e);
+      return;
+    }
+    written.then(this.#onWritten, this.#onWriteError);
   }
+
+  readonly #onWritten = (n: number): void => {
+    if (this.#closed) {
+      this.#flushing = false;
+      return;
+    }
+    try {
+      const queue = this.#queue;
+      queue.consume(n);
+      if (this.#needDrain && queue.bytes <= HIGH_WATER_MARK) {
+        this.#needDrain = false;
+        this.#slot.drain();
+      }
+      this.#flush();
+    } catch (e) {
+      this.#onWriteError(e);
+    }
+  };
+
+  readonly #onWriteError = (e: unknown): void => {
+    this.#flushing = false;
+    this.#shutdown(this.#closed ? undefined : socketError(e));
+  };
 }
 
 /** What Deno's TCP connections offer; hosted platforms may leave a method out or refuse it. */
@@ -166,10 +202,15 @@ function onHostedPlatform(): boolean {
 function refusedByPlatform(e: unknown): boolean {
   return e instanceof Deno.errors.PermissionDenied ||
     ("NotCapable" in Deno.errors &&
-      e instanceof (Deno.errors as unknown as { NotCapable: ErrorConstructor }).NotCapable);
+      e instanceof
+        (Deno.errors as unknown as { NotCapable: ErrorConstructor })
+          .NotCapable);
 }
 
-function directTls(options: ConnectOptions, tls: TlsOptions): Promise<Deno.TlsConn> {
+function directTls(
+  options: ConnectOptions,
+  tls: TlsOptions,
+): Promise<Deno.TlsConn> {
   const mutual = tls.cert !== undefined && tls.key !== undefined;
   return Deno.connectTls({
     hostname: options.host,
@@ -185,7 +226,8 @@ async function connectTls(
   signal: AbortSignal | undefined,
 ): Promise<Deno.TlsConn> {
   const tls = options.tls!;
-  const sameName = tls.serverName === undefined || tls.serverName === options.host;
+  const sameName = tls.serverName === undefined ||
+    tls.serverName === options.host;
   // TLS from the first byte (`Deno.connectTls`) presents a client certificate, and is what
   // hosted platforms allow where they refuse plain TCP to port 443; but Deno sets no
   // TCP_NODELAY on it and offers no way to, so elsewhere TCP comes first (TCP_NODELAY and
@@ -214,7 +256,10 @@ async function connectTls(
   }
 }
 
-async function open(options: ConnectOptions, signal: AbortSignal | undefined): Promise<Deno.Conn> {
+async function open(
+  options: ConnectOptions,
+  signal: AbortSignal | undefined,
+): Promise<Deno.Conn> {
   const tls = options.tls;
   try {
     if (!tls) return await connectTcp(options, signal);
@@ -280,7 +325,9 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
  * t.write(new TextEncoder().encode("*1\r\n$4\r\nPING\r\n"));
  * ```
  */
-export const denoConnector: Connector = async (options: ConnectOptions): Promise<Transport> => {
+export const denoConnector: Connector = async (
+  options: ConnectOptions,
+): Promise<Transport> => {
   const tls = options.tls;
   if (
     tls?.serverName !== undefined && tls.serverName !== options.host &&

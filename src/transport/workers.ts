@@ -4,9 +4,10 @@
  * name), with a coalescing write queue and a high-water mark.
  *
  * Workers bind a socket to the request (I/O context) that opened it: another request that uses
- * it gets "Cannot perform I/O on behalf of a different request". This transport turns that into
- * a close with an error that says what to do, and the client reconnects from the request that
- * uses it next.
+ * it gets "Cannot perform I/O on behalf of a different request". The connection checks that
+ * before it writes (`io_context.ts`) and opens a socket from the current request; where it could
+ * not, this transport turns the refusal into a close with an error that says what to do, and the
+ * client reconnects from the request that used it.
  *
  * @module
  */
@@ -330,12 +331,15 @@ async function open(options: ConnectOptions, signal: AbortSignal | undefined): P
  * are opened with `allowHalfOpen: false`: when the server ends its side, the socket closes and the
  * client reconnects.
  *
- * A socket belongs to the request that opened it. When another request uses it, workerd refuses
- * the write; the transport then closes with an error that says so (the commands written in that
- * tick fail with it), and the client reconnects from that request, which is kept alive for it
- * (`waitUntil` of `cloudflare:workers`, at most 5 s) so the reconnect is never left pending. Open the
- * client per request, or in a Durable Object, to avoid that. The transport has no
- * `unref()`/`ref()` (Workers have no process to keep alive). `options.signal` aborts the attempt.
+ * A socket belongs to the request that opened it. A client's connection tells before it writes
+ * that a command comes from another request and then opens a socket from that request (the old
+ * one keeps answering its own request's commands), so a client created at module scope works
+ * across requests at the cost of a connect per request. Where that check is not available,
+ * workerd refuses the write; the transport then closes with an error that says so (the commands
+ * written in that tick fail with it), and the client reconnects from that request, which is kept
+ * alive for it (`waitUntil` of `cloudflare:workers`, at most 5 s) so the reconnect is never left
+ * pending. The transport has no `unref()`/`ref()` (Workers have no process to keep alive).
+ * `options.signal` aborts the attempt.
  *
  * @param options Host, port and TLS settings.
  * @returns The open transport.

@@ -111,3 +111,19 @@ export async function waitFor(pred: () => boolean, ms: number, what: string): Pr
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/**
+ * Waits for the first health check of every database of a multi-db client. Until the others are
+ * known healthy, a lost connection of the active one has it checked at once, and that check can
+ * switch before its breaker does: a test of the breaker waits for this first.
+ */
+export function allHealthy(
+  client: { databases(): readonly { health: string }[] },
+  ms = 3000,
+): Promise<void> {
+  return waitFor(
+    () => client.databases().every((d) => d.health === "healthy"),
+    ms,
+    "every database's first health check",
+  );
+}

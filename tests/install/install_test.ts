@@ -8,7 +8,16 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +25,8 @@ import { buildNpm, packNpm, TYPESCRIPT } from "../../scripts/build_npm.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 
 const NODE_VERSIONS = ["node@20", "node@22"];
+/** The @types/node majors the declarations are checked with. */
+const TYPES_NODE = ["20", "22", "26"];
 const BUN = "bun@1.4.4";
 const DENO = "deno@2.9.6";
 const TIMEOUT = { timeout: 150_000 };
@@ -55,6 +66,13 @@ function project(dir: string): string {
   );
   copyFileSync(join(here, "smoke.mjs"), join(dir, "smoke.mjs"));
   return dir;
+}
+
+/** Every file under `dir`. */
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]
+  );
 }
 
 /** The last line of the smoke script's output, parsed. */
@@ -119,6 +137,40 @@ describe("npm package, packed and installed", () => {
     },
   );
 
+  it(
+    "packs only the emitted files, also when packed twice in its own folder",
+    TIMEOUT,
+    async () => {
+      assert.ok(tarball, "no tarball (the build failed)");
+      const outDir = join(work, "package");
+      // `deno task build:npm --pack` packs into the package folder: a second `npm pack` there
+      // must not take the first tarball along.
+      await packNpm(outDir);
+      const again = await packNpm(outDir);
+      const listing = (await sh("tar", ["tzf", again], { cwd: work })).trim().split("\n");
+      const stray = listing.filter((f) =>
+        !/^package\/(package\.json|README\.md|LICENSE|mod\.(js|d\.ts)|src\/.+\.(js|d\.ts))$/.test(f)
+      );
+      assert.deepEqual(stray, [], "the tarball holds files that are not the package's");
+      const size = statSync(again).size;
+      assert.ok(size < 650_000, `the tarball is ${size} bytes`);
+      assert.equal(size, statSync(tarball).size, "packing again changed the tarball's size");
+    },
+  );
+
+  it("ships no @internal member in its declarations", TIMEOUT, () => {
+    const outDir = join(work, "package");
+    const dts = walk(outDir).filter((f) => f.endsWith(".d.ts"));
+    assert.ok(dts.length > 10);
+    const marked = dts.filter((f) => readFileSync(f, "utf8").includes("@internal"));
+    assert.deepEqual(marked, [], "declarations with @internal members");
+    // Two members the sources mark @internal: a pipeline's queue, a subscription's attach.
+    const pipeline = readFileSync(join(outDir, "src/client/pipeline.d.ts"), "utf8");
+    assert.doesNotMatch(pipeline, /_queue|_withFlags/);
+    const sub = readFileSync(join(outDir, "src/multi_db/subscription.d.ts"), "utf8");
+    assert.doesNotMatch(sub, /_attach|_end\(/);
+  });
+
   it("installs with npm into a fresh project", TIMEOUT, async () => {
     assert.ok(tarball, "no tarball (the build failed)");
     npmProject = project(join(work, "npm-project"));
@@ -149,7 +201,10 @@ describe("npm package, packed and installed", () => {
     });
   }
 
-  it("type-checks a TypeScript consumer against the installed declarations", TIMEOUT, async () => {
+  // Six compiler runs: 30-80 s on a loaded machine.
+  it("type-checks a TypeScript consumer against the installed declarations", {
+    timeout: 300_000,
+  }, async () => {
     assert.ok(npmProject, "not installed");
     writeFileSync(
       join(npmProject, "consumer.ts"),
@@ -162,6 +217,9 @@ const text: string | null = await client.get("k");
 const bytes: Uint8Array | null = await client.binary().get("k");
 // @ts-expect-error get() answers a string or null, not a number
 const wrong: number = await client.get("k");
+client.addEventListener("ready", (e) => console.log(e.detail.host), { once: true });
+// @ts-expect-error no such event
+client.addEventListener("readyy", () => {});
 console.log(text, bytes, wrong, ReplyError, RespDecoder);
 await client.close();
 `,
@@ -176,26 +234,67 @@ await client.close();
         }";\nconsole.log(e${i});`
       ).join("\n") + "\n",
     );
-    writeFileSync(
-      join(npmProject, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "es2022",
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          lib: ["esnext", "dom"],
-          types: [],
-        },
-        files: ["consumer.ts", "entries.ts"],
-      }),
-    );
-    await timed(
-      "tsc",
-      () => sh("npx", ["-y", "-p", TYPESCRIPT, "tsc", "-p", "tsconfig.json"], { cwd: npmProject }),
-    );
+    // The TypeScript setups a Node.js or bundler project has, none with skipLibCheck; the
+    // Node.js ones without the DOM lib: the declarations must not need `lib: ["dom"]`.
+    // TypeScript in the project, each @types/node major in a folder of its own (typeRoots).
+    const install = (dir: string, spec: string) =>
+      sh("npm", ["install", "--save-dev", "--no-audit", "--no-fund", "--loglevel=error", spec], {
+        cwd: dir,
+      });
+    await timed("npm install typescript @types/node", () =>
+      Promise.all([
+        install(npmProject, TYPESCRIPT),
+        ...TYPES_NODE.map((v) =>
+          install(project(join(npmProject, `types-node-${v}`)), `@types/node@${v}`)
+        ),
+      ]));
+    const nodeTypes = (v: string) => ({
+      typeRoots: [`./types-node-${v}/node_modules/@types`],
+      types: ["node"],
+    });
+    const files = ["consumer.ts", "entries.ts"];
+    const strict = { strict: true, noEmit: true, skipLibCheck: false };
+    const setups: Record<string, Record<string, unknown>> = {
+      // Default lib of target es2022: no esnext.disposable (no Symbol.asyncDispose).
+      "bundler, target es2022, default lib": {
+        ...strict,
+        target: "es2022",
+        module: "esnext",
+        moduleResolution: "bundler",
+        types: [],
+      },
+      "nodenext, lib es2022, dom": {
+        ...strict,
+        target: "es2022",
+        module: "nodenext",
+        lib: ["es2022", "dom"],
+        types: [],
+      },
+    };
+    for (const v of TYPES_NODE) {
+      setups[`nodenext, lib esnext, @types/node ${v}`] = {
+        ...strict,
+        target: "es2022",
+        module: "nodenext",
+        lib: ["esnext"],
+        ...nodeTypes(v),
+      };
+    }
+    setups[`nodenext, lib es2022, @types/node ${TYPES_NODE[0]}`] = {
+      ...strict,
+      target: "es2022",
+      module: "nodenext",
+      lib: ["es2022"],
+      ...nodeTypes(TYPES_NODE[0]!),
+    };
+    const failed: string[] = [];
+    for (const [name, compilerOptions] of Object.entries(setups)) {
+      const config = join(npmProject, "tsconfig.check.json");
+      writeFileSync(config, JSON.stringify({ compilerOptions, files }));
+      await timed(`tsc (${name})`, () => sh("npx", ["tsc", "-p", config], { cwd: npmProject }))
+        .catch((e: Error) => failed.push(`${name}:\n${e.message}`));
+    }
+    assert.deepEqual(failed, [], failed.join("\n"));
   });
 
   it("links the checkout with deno link and runs on Deno", TIMEOUT, async () => {

@@ -1,6 +1,6 @@
 // Run from a project where @edge/redis was installed (npm or Bun: the packed tarball; Deno: a
-// checkout with `deno link`): every entry loads,
-// then SET/GET, a pipeline, a transaction and a subscription against REDIS_URL. Plain
+// checkout with `deno link`): every entry loads, the argument checks a plain JavaScript caller
+// meets hold, then SET/GET, a pipeline, a transaction and a subscription against REDIS_URL. Plain
 // JavaScript, so that Node.js 20 runs it as is. Prints one JSON line and exits 0 on success.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -22,6 +22,27 @@ for (const key of entries) {
 
 const url = process.env.REDIS_URL;
 assert.ok(url, "REDIS_URL is not set");
+
+// Plain JavaScript callers: what the type checker would refuse is refused at run time, never
+// silently dropped. A URL string first is the server it names (not 127.0.0.1:6379).
+const byUrl = new RedisClient(url);
+try {
+  const port = await byUrl.sendCommand(["CONFIG", "GET", "port"]);
+  assert.equal(port instanceof Map ? port.get("port") : port[1], new URL(url).port);
+  assert.throws(() => byUrl.set("install:ttl", "v", "EX", 60), TypeError); // ioredis form
+  assert.throws(() => byUrl.set("install:ttl", "v", { EX: 60 }), /Did you mean `ex`\?/);
+  assert.equal(await byUrl.exists("install:ttl"), 0);
+  assert.throws(() => byUrl.zrange("install:z", 0, -1, { withScores: true }), /WithScores/);
+  assert.throws(() => byUrl.eval("return 1", 0, "x"), /key count/);
+  assert.throws(() => byUrl.get("install:k", () => {}), /get with 2 arguments/);
+} finally {
+  await byUrl.close();
+}
+assert.throws(
+  () => new RedisClient({ url, comandTimeout: 100 }),
+  /Did you mean `commandTimeout`\?/,
+);
+assert.throws(() => new RedisClient({ port: "6379" }), /got the string "6379"/);
 const client = new RedisClient({ url });
 const ready = [];
 client.addEventListener("ready", () => ready.push(Date.now()));

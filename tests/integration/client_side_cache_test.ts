@@ -1,12 +1,15 @@
 // Client-side caching against a real redis-server: invalidation by other clients' writes for
 // every cached family (RESP3 tracking and RESP2 redirect), a reply in flight when its key
-// changed, flushes on reconnect and handoff, broadcast mode, bounds, the binary view, and a
-// stale-read count under concurrent readers and writers.
+// changed, flushes on reconnect and handoff, broadcast mode, bounds, the binary view, a
+// stale-read count under concurrent readers and writers, and a cached miss on a cluster whose
+// slot moves live.
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ClientShell, RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
+import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
+import { type RedisCluster, startCluster } from "../_helpers/cluster.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
@@ -352,6 +355,49 @@ describe("client-side cache", () => {
     await assertNoLeaks();
   });
 
+  for (const protocol of [3, 2] as const) {
+    it(`a silent invalidation connection stops the hits within maxStaleness (RESP${protocol})`, async () => {
+      // The cached client reaches the server through a proxy that goes silent (paused: nothing
+      // forwarded either way, as a blackholed path); another client overwrites the key directly.
+      const sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
+      const c = new RedisClient({ ...sim.endpoint, protocol, clientSideCache: {} });
+      const w = new RedisClient({ url: server.url });
+      const k = `silent:${protocol}`;
+      await w.set(k, "old");
+      await cachingOn(c);
+      assert.equal(await c.get(k), "old");
+      assert.equal(await c.get(k), "old");
+      sim.faults.pause();
+      const pausedAt = Date.now();
+      await w.set(k, "new");
+      let lastStaleAt = pausedAt;
+      let staleReads = 0;
+      const pending: Promise<unknown>[] = [];
+      while (Date.now() - pausedAt < 4_000) {
+        const read = c.get(k);
+        const v = await Promise.race([read, sleep(100).then(() => "pending")]);
+        if (v === "pending") {
+          pending.push(read);
+          break;
+        }
+        assert.equal(v, "old");
+        staleReads++;
+        lastStaleAt = Date.now();
+        await sleep(20);
+      }
+      const staleFor = lastStaleAt - pausedAt;
+      assert.equal(pending.length, 1, `the cache stopped answering (${staleReads} stale hits)`);
+      assert.ok(staleFor <= 1_300, `stale hits for ${staleFor} ms after the path went silent`);
+      sim.faults.resume();
+      assert.deepEqual(await Promise.all(pending), ["new"], "the read sent meanwhile answers");
+      assert.equal(await c.get(k), "new");
+      await cachingOn(c); // heard from again: hits are served again
+      await Promise.all([c.close(), w.close()]);
+      await sim.close();
+      await assertNoLeaks();
+    });
+  }
+
   it("a MOVING handoff drops the whole cache; tracking follows the new connection", async () => {
     const sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
     const c = new RedisClient({ ...sim.endpoint, clientSideCache: {} });
@@ -611,6 +657,74 @@ describe("client-side cache: sentinel", () => {
     );
     assert.equal(await client.get("sw"), "2");
     await client.close();
+    await assertNoLeaks();
+  });
+});
+
+describe("client-side cache: cluster", () => {
+  beforeEach(markLeakBaseline);
+  let cluster: RedisCluster;
+  before(async () => {
+    cluster = await startCluster({ replicasPerPrimary: 0 });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("a cached miss of a slot moved live is served at most clusterMissTtl; hits stay", async () => {
+    const client = new RedisClusterClient({
+      nodes: cluster.seeds,
+      topologyRefreshInterval: 0,
+      clientSideCache: { clusterMissTtl: 500 },
+    });
+    const writer = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
+    try {
+      const key = "csc:moving";
+      const present = "csc:present{csc:moving}";
+      const slot = keySlot(key);
+      const to = cluster.primaries().find((p) => p.id !== cluster.nodeForSlot(slot).id)!;
+      const steady = "csc:steady";
+      assert.notEqual(cluster.nodeForSlot(keySlot(steady)).id, cluster.nodeForSlot(slot).id);
+      await writer.set(present, "p");
+      await writer.set(steady, "s");
+      await cachingOn(client);
+      assert.equal(await client.get(steady), "s");
+      assert.equal(await client.get(key), null);
+      assert.equal(await client.get(present), "p");
+      const hits = stats(client).hits;
+      assert.equal(await client.get(key), null);
+      assert.equal(await client.get(present), "p");
+      assert.equal(stats(client).hits, hits + 2, "both from memory");
+      // The slot moves; the key is written on its new owner, which never saw this client read it.
+      await cluster.migrateSlot(slot, to.id);
+      await writer.set(key, "v");
+      const written = Date.now();
+      let value: string | null = null;
+      while (value === null && Date.now() - written < 5000) {
+        value = await client.get(key);
+        if (value === null) await sleep(20);
+      }
+      const stale = Date.now() - written;
+      console.log(`cached miss after a live slot move: served stale for ${stale} ms`);
+      assert.equal(value, "v", `still the cached miss after ${stale} ms`);
+      assert.ok(stale <= 500 + 400, `stale for ${stale} ms`);
+      // A reply of an existing key has no such bound: still from memory past clusterMissTtl.
+      const h = stats(client).hits;
+      assert.equal(await client.get(steady), "s");
+      assert.equal(stats(client).hits, h + 1, "an existing key's reply outlives clusterMissTtl");
+      // The existing key of the moved slot was invalidated when it migrated: read anew there.
+      await writer.set(present, "q");
+      let p = await client.get(present);
+      const end = Date.now() + 1000;
+      while (p !== "q" && Date.now() < end) {
+        await sleep(10);
+        p = await client.get(present);
+      }
+      assert.equal(p, "q");
+    } finally {
+      await writer.close();
+      await client.close();
+    }
     await assertNoLeaks();
   });
 });

@@ -1,14 +1,16 @@
-// Primary failover under load: a graceful CLUSTER FAILOVER (zero failed commands) and a SIGKILL
+// Primary failover under load: a graceful CLUSTER FAILOVER (zero failed commands), a SIGKILL
 // of a primary (failures only for commands in flight on that node, none once the replica took
-// over, counters consistent with what was acknowledged).
+// over, counters consistent with what was acknowledged), and a standalone server started on a
+// killed primary's address (never written to).
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { RedisClient } from "../../mod.ts";
+import { RedisClient } from "../../mod.ts";
 import { ConnectionError } from "../../src/errors.ts";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
 import { type RedisCluster, startCluster } from "../_helpers/cluster.ts";
 import { assertCounters, startLoad } from "../_helpers/load.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import { startRedis } from "../_helpers/redis_server.ts";
 
 interface Outcome {
   acked: number[];
@@ -393,6 +395,54 @@ describe("cluster failover under load", () => {
     );
     assert.ok(lost <= workers, `lost ${lost}`);
     await client.close();
+    await assertNoLeaks();
+  });
+
+  it("never writes to a standalone server started on a killed primary's address", async () => {
+    const c = cluster!;
+    const client = new RedisClusterClient({
+      nodes: c.seeds,
+      topologyRefreshInterval: 0,
+      maxTotalRetriesDuration: 1000,
+    });
+    const errors: Error[] = [];
+    client.addEventListener("error", (e) => errors.push(e.detail as Error));
+    const victim = c.primaries()[0]!;
+    // No failover: the slots stay with the killed primary's address throughout.
+    await c.replicasOf(victim)[0]!.command(["CONFIG", "SET", "cluster-replica-no-failover", "yes"]);
+    const tag = c.keyForSlot(c.slotsOf(victim)[0]!);
+    const keys = Array.from({ length: 200 }, (_, i) => `${tag}:${i}`);
+    await client.set(keys[0]!, "before");
+    await victim.kill();
+    const impostor = await startRedis({ port: victim.port });
+    const impostorClient = new RedisClient({ url: impostor.url });
+    try {
+      // The client reconnects to the address, and refuses what answers there.
+      const notCluster = () => errors.find((e) => /is not a cluster node/.test(e.message));
+      const end = Date.now() + 10_000;
+      while (notCluster() === undefined && Date.now() < end) {
+        await sleep(20);
+        // Without the check the reconnect succeeds: the writes below land there.
+        if (await impostorClient.dbsize() > 0) break;
+      }
+      const results = await Promise.allSettled(keys.map((k) => client.set(k, "v")));
+      assert.equal(await impostorClient.dbsize(), 0, "nothing was written outside the cluster");
+      const refused = notCluster();
+      assert.ok(refused instanceof ConnectionError, errors.map(String).join("; "));
+      assert.equal(
+        refused.message,
+        `Cannot use "127.0.0.1:${victim.port}": it is not a cluster node (cluster support disabled)`,
+      );
+      for (const r of results) {
+        assert.equal(r.status, "rejected", "no primary serves these slots");
+        const e = (r as PromiseRejectedResult).reason as Error;
+        assert.match(e.message, /is not a cluster node|no node serves slot/, String(e));
+      }
+    } finally {
+      await impostorClient.close();
+      await client.close();
+      await impostor.stop();
+    }
     await assertNoLeaks();
   });
 });

@@ -251,6 +251,61 @@ describe("cluster routing", () => {
     });
   });
 
+  it("scanPage walks every primary with a cursor naming the node, then returns 0", async () => {
+    await withClient(async (c) => {
+      const keys = Array.from({ length: 90 }, (_, i) => `page:${i}`);
+      await c.mset(Object.fromEntries(keys.map((k) => [k, "1"])));
+      const ids = new Set(cluster.primaries().map((p) => p.id));
+      const seen: string[] = [];
+      const named = new Set<string>();
+      let cursor = "0";
+      let pages = 0;
+      do {
+        const [next, page] = await c.scanPage(cursor, { match: "page:*", count: 10 });
+        seen.push(...page);
+        if (next !== "0") {
+          const m = /^([0-9]+):([0-9a-f]{40})$/.exec(next);
+          assert.ok(m, `cursor ${next}`);
+          assert.ok(ids.has(m[2]!), `cursor ${next} names a primary`);
+          named.add(m[2]!);
+        }
+        cursor = next;
+        assert.ok(++pages < 200, "the walk ends");
+      } while (cursor !== "0");
+      assert.deepEqual(seen.sort(), [...keys].sort());
+      assert.equal(named.size, 3, "every primary was walked");
+      // The raw command walks the same way; the binary view too.
+      const [raw] = await c.sendCommand(["SCAN", "0", "COUNT", "1000"]) as [string, unknown];
+      assert.match(raw, /^0:[0-9a-f]{40}$/);
+      const bytes: string[] = [];
+      for await (const k of c.binary().scan({ match: "page:*" })) {
+        bytes.push(new TextDecoder().decode(k));
+      }
+      assert.deepEqual(bytes.sort(), [...keys].sort());
+      // A cursor naming no primary, and one this client never returned.
+      await assert.rejects(
+        c.scanPage(`5:${"f".repeat(40)}`),
+        (e: Error) =>
+          e.name === "RedisError" &&
+          /serves no slot now .*start again from cursor "0"/.test(e.message),
+      );
+      await assert.rejects(c.scanPage("12345"), TypeError);
+    });
+  });
+
+  it("randomkey returns a key when only one primary, any of them, has keys", async () => {
+    await withClient(async (c) => {
+      for (const p of cluster.primaries()) {
+        await c.flushall();
+        const key = cluster.keyForSlot(cluster.slotsOf(p)[0]!, "rk");
+        await c.set(key, "1");
+        for (let i = 0; i < 9; i++) assert.equal(await c.randomkey(), key, `on ${p.port}`);
+      }
+      await c.flushall();
+      assert.equal(await c.randomkey(), null);
+    });
+  });
+
   it("works on RESP2: topology, routing, splits, fan-out, pipelines, shard pub/sub", async () => {
     await withClient(async (c) => {
       assert.equal(await c.set("r2:a", "1"), "OK");

@@ -9,10 +9,12 @@ import type { Transform } from "../../src/commands/command_runner.ts";
 import type { RedisArgument, RespValue } from "../../src/resp/types.ts";
 import { commandKeys, parseCommandInfo } from "../../src/commands/command_keys.ts";
 import type { CommandInfo } from "../../src/commands/command_info.ts";
-import { COMMAND_ROWS, KEY_SPEC_SERVER } from "../../src/commands/key_spec.ts";
-import { formatCommandRow } from "../../src/commands/_key_spec_row.ts";
+import { COMMAND_TABLE, KEY_SPEC_SERVER } from "../../src/commands/key_spec.ts";
+import { decodeCommandTable, formatCommandRow } from "../../src/commands/_key_spec_row.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
+
+const COMMAND_ROWS = decodeCommandTable(COMMAND_TABLE);
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = new TextDecoder();

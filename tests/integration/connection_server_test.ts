@@ -1,5 +1,5 @@
 // The connection against a real redis-server: a user name without a password, a refused client
-// name, a large first command, and a restart into LOADING.
+// name, a server at its maxclients limit, a large first command, and a restart into LOADING.
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Connection, type ConnectionOptions } from "../../src/connection/connection.ts";
@@ -59,6 +59,37 @@ describe("Connection against redis-server", () => {
       await assertNoLeaks();
     });
   }
+
+  it("a server at its maxclients limit is reported as such, not as an authentication failure", async () => {
+    const full = await startRedis({ args: ["--requirepass", "pw"] });
+    const holder = connection(full, { password: "pw" });
+    try {
+      // The one client allowed is this one.
+      await holder.send(["CONFIG", "SET", "maxclients", "1"], undefined, 0);
+      for (const protocol of [3, 2] as const) {
+        const refused = connection(full, { protocol, password: "pw" });
+        await assert.rejects(refused.connect(), (e: Error) => {
+          assert.ok(e instanceof ConnectionError, String(e));
+          assert.match(
+            e.message,
+            new RegExp(
+              `^Cannot connect to "127\\.0\\.0\\.1:${full.port}": the server refused the connection: max number of clients reached`,
+            ),
+          );
+          assert.doesNotMatch(e.message, /authenticate|pw/);
+          return true;
+        });
+        refused.destroy();
+      }
+      const client = new RedisClient({ url: full.url, password: "pw", reconnect: false });
+      await assert.rejects(client.connect(), /the server refused the connection: max number/);
+      await client.close();
+    } finally {
+      await holder.close();
+      await full.stop();
+    }
+    await assertNoLeaks();
+  });
 
   it("a client name the server refuses fails the connect as a client-name error", async () => {
     const conn = connection(server, { clientName: "my app", password: undefined });

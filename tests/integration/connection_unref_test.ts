@@ -3,6 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { connect as netConnect, type Socket } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +12,10 @@ import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 const runtime = "Bun" in globalThis ? "bun" : "deno";
 
 /** Runs `code` in a child process; its exit code and output, or "running" after `ms`. */
-function runChild(code: string, ms: number): Promise<{ exit: number | "running"; out: string }> {
+function runChild(
+  code: string,
+  ms: number,
+): Promise<{ exit: number | "running"; out: string; exitedAt: number }> {
   const dir = mkdtempSync(join(tmpdir(), "edge-redis-conn-unref-"));
   const file = join(dir, "child.ts");
   writeFileSync(file, code);
@@ -34,7 +38,7 @@ function runChild(code: string, ms: number): Promise<{ exit: number | "running";
       killed = signal === "SIGKILL";
       rmSync(dir, { recursive: true, force: true });
       if (!killed && code !== 0) console.error(err);
-      resolve({ exit: killed ? "running" : code ?? -1, out });
+      resolve({ exit: killed ? "running" : code ?? -1, out, exitedAt: Date.now() });
     });
   });
 }
@@ -77,4 +81,64 @@ describe(`Connection unref (${runtime})`, () => {
     assert.equal(released.exit, 0, "with unref the process exits on its own");
     assert.match(released.out, /done v/, "the commands in flight completed before the exit");
   });
+});
+
+describe(`close() during a connect to an address that drops SYNs (${runtime})`, () => {
+  // A server whose accept queue is full (backlog 0, stopped, one connection waiting): the
+  // kernel drops further SYNs, so a dial stays in SYN-SENT as to a blackholed host.
+  let server: RedisServer;
+  const fillers: Socket[] = [];
+  before(async () => {
+    server = await startRedis({ args: ["--tcp-backlog", "0"] });
+    process.kill(server.pid, "SIGSTOP");
+    for (let i = 0; i < 2; i++) {
+      const s = netConnect({ host: "127.0.0.1", port: server.port });
+      s.on("error", () => {});
+      fillers.push(s);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  });
+  after(async () => {
+    for (const s of fillers) s.destroy();
+    process.kill(server.pid, "SIGCONT");
+    await server.stop();
+  });
+
+  const url = (p: string) => JSON.stringify(new URL(`../../${p}`, import.meta.url).href);
+  const seed = () => `"redis://127.0.0.1:${server.port}"`;
+  const kinds: [string, string, () => string][] = [
+    ["RedisClient", url("mod.ts"), () => `{ url: ${seed()}, connectTimeout: 60000 }`],
+    [
+      "RedisClusterClient",
+      url("src/cluster/mod.ts"),
+      () => `{ nodes: [${seed()}], connectTimeout: 60000 }`,
+    ],
+    [
+      "RedisSentinelClient",
+      url("src/sentinel/mod.ts"),
+      () => `{ masterName: "m", sentinels: [${seed()}], connectTimeout: 60000 }`,
+    ],
+  ];
+  for (const [kind, from, options] of kinds) {
+    it(`${kind}: close() aborts the dial, the process exits within a second`, async () => {
+      const code = `
+        import { ${kind} } from ${from};
+        const client = new ${kind}(${options()});
+        let settled = "pending";
+        const attempt = client.connect().then(() => settled = "connected", (e) => settled = e.name);
+        await new Promise((r) => setTimeout(r, 500));
+        const pendingAtClose = settled;
+        await client.close();
+        await attempt;
+        console.log(JSON.stringify({ pendingAtClose, settled, closedAt: Date.now() }));
+      `;
+      const r = await runChild(code, 15_000);
+      assert.equal(r.exit, 0, "the child exited by itself");
+      const line = JSON.parse(r.out.trim().split("\n").at(-1)!);
+      assert.equal(line.pendingAtClose, "pending", "the dial was still in SYN-SENT at close()");
+      assert.notEqual(line.settled, "connected");
+      const lingered = r.exitedAt - line.closedAt;
+      assert.ok(lingered < 1_000, `the process exited ${lingered} ms after close()`);
+    });
+  }
 });

@@ -56,9 +56,11 @@ interface Started {
 }
 
 async function start(cmd: [string, string[]], env: Record<string, string>): Promise<Started> {
+  // HOST only when the test sets it (not inherited from the machine's environment).
+  const { HOST: _inherited, ...inherited } = process.env;
   const child = spawn(cmd[0], cmd[1], {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: { ...inherited, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -124,6 +126,34 @@ for (const example of EXAMPLES) {
         Array.from({ length: 20 }, (_, i) => i + 1),
       );
       assert.ok(hits.every((h) => h.expiring === true));
+    });
+
+    it("answers 400 with a clear body to a path that is not valid percent-encoding", async () => {
+      for (const path of ["/kv/%ZZ", "/kv/%", "/kv/%C3%28"]) {
+        const r = await fetch(`${server!.base}${path}`);
+        assert.equal(r.status, 400, path);
+        assert.equal(
+          await r.text(),
+          "Cannot read the key: the path is not valid percent-encoding\n",
+        );
+      }
+      const put = await fetch(`${server!.base}/kv/%ZZ`, { method: "PUT", body: "x" });
+      assert.equal(put.status, 400);
+      await put.body?.cancel();
+    });
+
+    it("listens on 127.0.0.1 when HOST is not set", { timeout: 90_000 }, async () => {
+      const port = await freePort();
+      const local = await start(example.cmd(), { REDIS_URL: redis.url, PORT: String(port) });
+      try {
+        assert.match(local.output(), new RegExp(`listening on http://127\\.0\\.0\\.1:${port}\\b`));
+        const r = await fetch(`${local.base}/health`);
+        assert.equal(r.status, 200);
+        await r.body?.cancel();
+      } finally {
+        local.child.kill("SIGTERM");
+        await local.exited;
+      }
     });
 
     it("stores what it serves in Redis", async () => {

@@ -36,4 +36,50 @@ describe("invalid arguments", () => {
     assert.ok(r instanceof TypeError, `rejects with TypeError, got ${String(r)}`);
     assert.equal(next, null);
   });
+
+  it("set and zrange in a peer's form are refused, store nothing and lose no scores", async () => {
+    // deno-lint-ignore no-explicit-any
+    const client = new RedisClient({ url: server.url }) as any;
+    try {
+      for (
+        const call of [
+          () => client.set("peer:k", "v", "EX", 60), // ioredis
+          () => client.set("peer:k", "v", { EX: 60 }), // node-redis
+        ]
+      ) {
+        assert.throws(call, (e: unknown) => e instanceof TypeError && /\bex\b/.test(e.message));
+      }
+      assert.equal(await client.exists("peer:k"), 0, "nothing was stored without its TTL");
+      await client.zadd("peer:z", [{ score: 1, member: "a" }]);
+      assert.throws(
+        () => client.zrange("peer:z", 0, -1, { withScores: true }),
+        /zrangeWithScores/,
+      );
+      assert.deepEqual(await client.zrangeWithScores("peer:z", 0, -1), [{ member: "a", score: 1 }]);
+      assert.throws(() => client.eval("return 1", 0, "x"), /key count/);
+      assert.equal(await client.set("peer:k", "v", { ex: 60 }), "OK");
+      assert.ok((await client.ttl("peer:k")) > 0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("sendCommand refuses the command as separate arguments and unknown options", async () => {
+    // deno-lint-ignore no-explicit-any
+    const client = new RedisClient({ url: server.url }) as any;
+    try {
+      await assert.rejects(
+        client.sendCommand("SET", "peer:raw", "v"),
+        /the string "SET" as a command: .*sendCommand\(\["GET", "k"\]\)/,
+      );
+      await assert.rejects(
+        client.sendCommand(["GET", "peer:raw"], { timout: 100 }),
+        /`timout` of sendCommand: no such option. Did you mean `timeout`\?/,
+      );
+      assert.equal(await client.exists("peer:raw"), 0);
+      assert.equal(await client.sendCommand(["GET", "peer:raw"], { timeout: 1000 }), null);
+    } finally {
+      await client.close();
+    }
+  });
 });

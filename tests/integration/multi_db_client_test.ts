@@ -15,7 +15,7 @@ import { ConnectionError, RedisError, TimeoutError } from "../../src/errors.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
-import { waitFor } from "../_helpers/load.ts";
+import { allHealthy, waitFor } from "../_helpers/load.ts";
 import { RawClient } from "../_helpers/raw_client.ts";
 
 /** Small intervals so every test stays short. */
@@ -157,7 +157,7 @@ describe("MultiDbClient", () => {
               assert.match(
                 e.message,
                 new RegExp(
-                  `^Cannot connect: \\d of 3 databases healthy, the initialization policy "${policy}" needs \\d`,
+                  `^Cannot connect: the initialization policy "${policy}" needs \\d of 3 databases healthy, and \\d (is|are) not \\(\\d healthy`,
                 ),
               );
               return true;
@@ -171,6 +171,61 @@ describe("MultiDbClient", () => {
         }
       });
     }
+  });
+
+  describe("defaults with two databases", () => {
+    // The defaults only: no option of fast().
+    it("one database down at start: the other serves at once, after one probe", async () => {
+      const downUrl = `redis://127.0.0.1:${await freePort()}`;
+      for (const order of ["down first", "down second"] as const) {
+        const databases = order === "down first"
+          ? [{ url: downUrl, weight: 2 }, { url: a.url }]
+          : [{ url: a.url, weight: 2 }, { url: downUrl }];
+        const client = new MultiDbClient({ databases });
+        const t0 = Date.now();
+        assert.equal(await client.set("k", "v"), "OK", order);
+        const took = Date.now() - t0;
+        assert.equal(client.activeDatabase, name(a), order);
+        // Before: three probes 500 ms apart (1 s), or refused ("majority-available" of 2).
+        assert.ok(took < 400, `${order}: the first command took ${took} ms`);
+        await client.close();
+      }
+    });
+
+    it("the refusal counts what its checks found", async () => {
+      const downUrl = `redis://127.0.0.1:${await freePort()}`;
+      const client = new MultiDbClient({
+        databases: [{ url: a.url }, { url: downUrl }],
+        initializationPolicy: "all-available",
+      });
+      await assert.rejects(client.connect(), (e: unknown) => {
+        assert.ok(e instanceof ConnectionError);
+        const m =
+          /needs 2 of 2 databases healthy, and 1 is not \((\d) healthy(, 1 not checked yet)?;/
+            .exec(e.message);
+        assert.ok(m, e.message);
+        const healthy = client.databases().filter((d) => d.health === "healthy").length;
+        // Whatever was counted was true then: a healthy one counted, or still being checked.
+        assert.ok(m[1] === "1" || m[2] !== undefined, e.message);
+        assert.ok(Number(m[1]) <= healthy, e.message);
+        return true;
+      });
+      await client.close();
+    });
+
+    it("every database killed in use: the next command fails within the health check timeouts", async () => {
+      const client = new MultiDbClient({ databases: [{ url: a.url, weight: 2 }, { url: b.url }] });
+      assert.equal(await client.set("k", "v"), "OK");
+      await Promise.all([a.kill(), b.kill()]);
+      const t0 = Date.now();
+      const e = await client.get("k").then(() => undefined, (x) => x);
+      const took = Date.now() - t0;
+      assert.ok(e instanceof TemporarilyUnavailableError, String(e));
+      assert.equal(e.written, false);
+      // Two health check timeouts (1 000 each) + commandRetry.initialDelay (500); before: 11.4 s.
+      assert.ok(took <= 3_000, `the command failed after ${took} ms`);
+      await client.close();
+    });
   });
 
   describe("health checks", () => {
@@ -346,6 +401,7 @@ describe("MultiDbClient", () => {
       }));
       const seen = switches(client);
       await client.connect();
+      await allHealthy(client);
       await client.set("x", "0");
       await a.kill();
       const results = await Promise.allSettled(
@@ -394,6 +450,7 @@ describe("MultiDbClient", () => {
       }));
       const seen = switches(client);
       await client.connect();
+      await allHealthy(client);
       await a.kill();
       // Queued on the dead server's client, never written; the failover brings them back.
       const [p, t] = await Promise.all([
@@ -415,6 +472,7 @@ describe("MultiDbClient", () => {
       }));
       const seen = switches(client);
       await client.connect();
+      await allHealthy(client);
       sim.faults.blackhole();
       const [p, t] = await Promise.all([
         client.pipeline().incr("p").incr("p").exec(),

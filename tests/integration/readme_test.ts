@@ -16,15 +16,46 @@ const exportsMap: Record<string, string> = JSON.parse(
   readFileSync(join(root, "deno.json"), "utf8"),
 ).exports;
 
-function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; out: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 60_000,
+): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (c) => out += c);
     child.stderr.on("data", (c) => out += c);
+    // A block that never exits (a client left open) is a failure, not a hang.
+    const timer = setTimeout(() => {
+      out += `\n[still running after ${timeoutMs} ms: killed]`;
+      child.kill("SIGKILL");
+    }, timeoutMs);
     child.on("error", reject);
-    child.on("exit", (code) => resolve({ code: code ?? -1, out }));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, out });
+    });
   });
+}
+
+/** `from "@edge/redis..."` pointed at the checkout's entry files. */
+function localImports(code: string): string {
+  return code.replace(/from "@edge\/redis(\/[\w/-]+)?"/g, (_, sub: string | undefined) => {
+    const file = exportsMap[sub ? `.${sub}` : "."];
+    assert.ok(file, `no entry @edge/redis${sub ?? ""}`);
+    return `from ${JSON.stringify(pathToFileURL(join(root, file)).href)}`;
+  });
+}
+
+/** Writes `code` to `file` in `dir` and runs it with this runtime; its exit code and output. */
+function runBlock(dir: string, name: string, code: string, timeoutMs = 30_000) {
+  const file = join(dir, name);
+  writeFileSync(file, code);
+  return "Deno" in globalThis
+    ? run(Deno.execPath(), ["run", "-A", file], dir, timeoutMs)
+    : run(process.execPath, [file], dir, timeoutMs);
 }
 
 /** The first ```ts block after `heading`. */
@@ -82,6 +113,56 @@ describe("README and JSDoc examples", () => {
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /^hello$/m);
     assert.match(r.out, /news|^$/m);
+  });
+
+  it("the client-side cache block runs as written and exits", { timeout: 60_000 }, async () => {
+    const code = localImports(codeBlockAfter("## Client-side caching"))
+      .replace("new RedisClient({", `new RedisClient({ url: ${JSON.stringify(server.url)},`) +
+      `console.log(JSON.stringify(client.cacheStats()));\n`;
+    const r = await runBlock(work, "cache.ts", code);
+    assert.equal(r.code, 0, r.out);
+    const stats = JSON.parse(r.out.trim().split("\n").pop()!);
+    assert.equal(stats.hits, 1, r.out);
+    assert.equal(stats.misses, 1, r.out);
+  });
+
+  it("the watch() block runs as written", { timeout: 60_000 }, async () => {
+    const code = localImports(codeBlockAfter("`watch()` is Redis's check-and-set"))
+      .replaceAll("redis://127.0.0.1:6379", server.url);
+    const r = await runBlock(work, "watch.ts", code);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /^90$/m);
+  });
+
+  it("the simulator blocks run as written: waitForEvent waits for the second bind's MOVING", {
+    timeout: 60_000,
+  }, async () => {
+    const first = codeBlockAfter("## Rehearse maintenance in your own tests");
+    const inspect = codeBlockAfter("Inspect and wait:");
+    const code = localImports(first + inspect)
+      .replaceAll("127.0.0.1:6379", `${server.host}:${server.port}`) +
+      `console.log("waited for MOVING", event.seq);\n`;
+    const r = await runBlock(work, "simulator.ts", code);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /^MOVING 0 -> /m);
+    assert.match(r.out, /^v$/m);
+    assert.match(r.out, /^waited for MOVING 1$/m, "the first bind's MOVING after a second bind");
+  });
+
+  it("the lag-aware health check block runs as written and fails over", {
+    timeout: 60_000,
+  }, async () => {
+    const fallback = await startRedis({ debugCommand: false });
+    try {
+      const code = localImports(codeBlockAfter("Wired to a `MultiDbClient`"))
+        .replaceAll("redis://127.0.0.1:6380", fallback.url)
+        .replaceAll("127.0.0.1:6379", `${server.host}:${server.port}`);
+      const r = await runBlock(work, "lag_aware.ts", code);
+      assert.equal(r.code, 0, r.out);
+      assert.equal(r.out.trim().split("\n").pop(), `${fallback.host}:${fallback.port}`, r.out);
+    } finally {
+      await fallback.stop();
+    }
   });
 
   it("the options block names every option of RedisClient", () => {

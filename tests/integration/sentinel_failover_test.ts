@@ -10,6 +10,7 @@ import type { RedisServer } from "../_helpers/redis_server.ts";
 import { parseInfo } from "../../src/testing/_redis_control.ts";
 import { assertCounters, type Load, type LoadStats, startLoad, waitFor } from "../_helpers/load.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
+import { metricsHarness, total } from "../_helpers/otel.ts";
 
 function switches(client: RedisSentinelClient): { at: number; detail: SentinelSwitchDetail }[] {
   const out: { at: number; detail: SentinelSwitchDetail }[] = [];
@@ -182,6 +183,29 @@ describe("sentinel client: failover", () => {
     }
     assert.deepEqual(got.filter((m) => m.endsWith("before")).sort(), ["2:before", "3:before"]);
     assert.ok(got.includes("3:after") && got.includes("2:after"), got.join(","));
+  });
+
+  it("metrics: one switch, and the commands after it measured on the new master", async () => {
+    const h = await metricsHarness();
+    const old = group.master;
+    await using client = new RedisSentinelClient({
+      masterName: group.masterName,
+      sentinels: group.sentinelUrls,
+      metrics: { meterProvider: h.meterProvider, groups: ["command", "resiliency"] },
+    });
+    await client.set("m:before", "1");
+    const next = await failover(group);
+    await waitFor(() => client.endpoint?.port === next.port, 10_000, "the client to follow");
+    await client.set("m:after", "1");
+    const switched = await h.points("redis.client.sentinel.switches");
+    assert.equal(total(switched), 1, JSON.stringify(switched.map((p) => p.attributes)));
+    assert.equal(switched[0]!.attributes["redis.client.sentinel.from"], `${old.host}:${old.port}`);
+    assert.equal(switched[0]!.attributes["redis.client.sentinel.to"], `${next.host}:${next.port}`);
+    const sets = await h.points("db.client.operation.duration");
+    assert.equal(total(sets, { "db.operation.name": "SET", "server.port": old.port }), 1);
+    assert.equal(total(sets, { "db.operation.name": "SET", "server.port": next.port }), 1);
+    await client.close();
+    await h.shutdown();
   });
 
   it("a WATCH session begun before a failover fails at EXEC and applies nothing", async () => {

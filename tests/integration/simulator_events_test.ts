@@ -308,6 +308,22 @@ describe("MaintenanceSimulator events", () => {
     assert.ok(acked > 100);
   });
 
+  it("waitForEvent returns no notification from before the latest bind; minSeq chooses", async () => {
+    const sim = await start();
+    const first = await sim.bind({ time: 0.2, target: "127.0.0.1:0" });
+    assert.equal((await sim.waitForEvent("MOVING")).seq, first.seq, "the bind in progress");
+    const second = sim.bind({ time: 0.2, target: "127.0.0.1:0" });
+    const moving = await sim.waitForEvent("MOVING", undefined, 5_000);
+    const { seq } = await second;
+    assert.notEqual(moving.seq, first.seq, "the first bind's MOVING, after a second bind");
+    assert.equal(moving.seq, seq);
+    assert.equal((await sim.waitForEvent("MOVING", 0)).seq, first.seq, "minSeq 0: the oldest");
+    assert.equal((await sim.waitForEvent("MOVING", first.seq + 1)).seq, seq);
+    const migrating = sim.migrate({ time: 0.1 });
+    await assert.rejects(sim.waitForEvent("MOVING", undefined, 300), /none within 300 ms/);
+    await migrating;
+  });
+
   it("replays the last MIGRATED / FAILED_OVER right after an opt-in", async () => {
     const sim = await start();
     const fresh = await opted(sim, "internal-ip");

@@ -15,6 +15,7 @@ import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { startCluster } from "../_helpers/cluster.ts";
 import { startTlsRedis } from "../_helpers/tls.ts";
 import { workersConnector } from "../../src/transport/workers.ts";
+import { ioContextProbe } from "../../src/transport/io_context.ts";
 
 const onBun = "Bun" in globalThis;
 const noWorkerd = process.platform !== "linux" && process.platform !== "darwin";
@@ -27,8 +28,11 @@ const skip = onBun
 // deno-lint-ignore no-explicit-any
 type Body = any;
 
+/** Every request is bounded: a hang fails the test instead of stalling it. */
+const CALL_TIMEOUT_MS = 15_000;
+
 async function call(w: Workerd, path: string): Promise<{ status: number; body: Body }> {
-  const r = await fetch(w.url + path);
+  const r = await fetch(w.url + path, { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
   const text = await r.text();
   let body: unknown = text;
   try {
@@ -93,41 +97,167 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
 
   // A module-scope client. What workerd allows (measured here): a socket serves only the request
   // that opened it, even while that request still runs; another request's read or write is
-  // refused with "Cannot perform I/O on behalf of a different request". The transport turns that
-  // into an error that says what to do, and keeps the failing request alive (waitUntil) until the
-  // client's reconnect from it is through: without that, workerd cancels the reconnect with the
-  // request, and every later request on the client hangs (workerd ends it as hung, a bare 500).
-  // The requests here are paced (PACE_MS) so each one finds the previous one ended: requests in
-  // quick succession can still meet a reconnect in flight (see the README).
-  const PACE_MS = 80;
-  const pace = () => new Promise((r) => setTimeout(r, PACE_MS));
-
-  it("a module-scope client: a later request gets an error that says what to do", async () => {
-    const key = `w:shared:${Date.now()}`;
-    const first = await call(worker, `/shared/incr?key=${key}&retry=1`);
-    assert.deepEqual(first.body, { n: 1 }, worker.log.slice(-3000));
-    for (let i = 0; i < 5; i++) {
-      await pace();
-      const later = await call(worker, `/shared/incr?key=${key}`);
-      assert.equal(later.status, 500);
-      assert.equal(
-        typeof later.body,
-        "object",
-        `not the client's error: ${later.body}\n${worker.log.slice(-3000)}`,
-      );
-      assert.match(later.body.error, /opened by another request/);
-      assert.match(later.body.error, /await using client = new RedisClient/);
+  // refused with "Cannot perform I/O on behalf of a different request", and when the opening
+  // request ends its socket's pending reads are dropped and its timers never fire. The connection
+  // tells before it writes that a command comes from another request (src/transport/
+  // io_context.ts), retires the socket (its commands in flight are answered in their own
+  // request) and opens one from the current request; the commands still queued go on it.
+  it("a module-scope client: 200 sequential requests, each answered, none retried", {
+    timeout: 120_000,
+  }, async () => {
+    const key = `w:shared:seq:${Date.now()}`;
+    for (let i = 1; i <= 200; i++) {
+      const r = await call(worker, `/shared/incr?key=${key}`);
+      assert.equal(r.status, 200, `request ${i}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual(r.body, { n: i });
     }
   });
 
-  it("200 sequential requests on one module-scope client, each retrying once", async () => {
-    // The cost of the pattern: a reconnect per request (its first attempt fails).
-    const key = `w:shared:seq:${Date.now()}`;
-    for (let i = 1; i <= 200; i++) {
-      await pace();
-      const r = await call(worker, `/shared/incr?key=${key}&retry=1`);
+  it("a module-scope client: 50 concurrent requests, each answered once", {
+    timeout: 120_000,
+  }, async () => {
+    const key = `w:shared:conc:${Date.now()}`;
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => call(worker, `/shared/incr?key=${key}`)),
+      );
+      for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
+      const ns = results.map((r) => r.body.n as number).sort((a, b) => a - b);
+      assert.deepEqual(ns, Array.from({ length: 50 }, (_, i) => round * 50 + i + 1));
+    }
+  });
+
+  it("a module-scope client: pipelines and transactions from concurrent requests", {
+    timeout: 60_000,
+  }, async () => {
+    const key = `w:shared:pipe:${Date.now()}`;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => call(worker, `/shared/pipe?key=${key}`)),
+    );
+    for (const r of results) {
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(r.body, { n: i });
+      const { piped, multi } = r.body;
+      // Each pair is in step: INCR's result, then GET of that same value.
+      assert.equal(piped.length, 2);
+      assert.equal(multi.length, 2);
+      assert.equal(typeof multi[0], "number");
+      assert.equal(multi[1], String(multi[0]));
+    }
+    const r = await call(worker, `/shared/incr?key=${key}`);
+    assert.deepEqual(r.body, { n: 20 * 3 + 1 });
+  });
+
+  it("a module-scope client: a request's commands do not wait behind another request's socket", {
+    timeout: 60_000,
+  }, async () => {
+    // A's BLPOP holds A's socket; B's commands, sent meanwhile, go on a socket of B's own.
+    const list = `w:shared:list:${Date.now()}`;
+    const key = `w:shared:b:${Date.now()}`;
+    const a = call(worker, `/shared/slow?key=${list}&wait=5`);
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    const b = await call(worker, `/shared/incr?key=${key}`);
+    assert.deepEqual(b.body, { n: 1 });
+    assert.ok(Date.now() - started < 2500, `B waited ${Date.now() - started} ms behind A`);
+    const push = await call(worker, `/shared/push?key=${list}`);
+    assert.equal(push.status, 200, JSON.stringify(push.body));
+    const ra = await a;
+    assert.equal(ra.status, 200, JSON.stringify(ra.body));
+    assert.deepEqual(ra.body.popped, { key: list, element: "x" });
+  });
+
+  it(
+    "a module-scope client: a request that ends with its command in flight or its connect pending",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // /shared/fire answers before its INCR: its request ends while that INCR is queued on a
+      // connect it started, or written on its socket; the runtime then drops that socket's reads
+      // and its timers. The next request's commands must not wait on either.
+      const key = `w:shared:fire:${Date.now()}`;
+      let last = 0;
+      for (let i = 0; i < 40; i++) {
+        const f = await call(worker, `/shared/fire?key=${key}`);
+        assert.deepEqual(f.body, { fired: true });
+        const r = await call(worker, `/shared/incr?key=${key}`);
+        assert.equal(r.status, 200, `round ${i}: ${JSON.stringify(r.body)}`);
+        assert.ok(r.body.n > last, `round ${i}: ${r.body.n} after ${last}`);
+        last = r.body.n;
+      }
+      // Concurrent: fired requests and answered ones interleaved.
+      const mixed = await Promise.all(
+        Array.from(
+          { length: 30 },
+          (_, i) =>
+            call(worker, i % 3 === 0 ? `/shared/fire?key=${key}` : `/shared/incr?key=${key}`),
+        ),
+      );
+      for (const r of mixed) assert.equal(r.status, 200, JSON.stringify(r.body));
+    },
+  );
+
+  it("a module-scope client: subscribe() within each request, sequential and concurrent", {
+    timeout: 60_000,
+  }, async () => {
+    for (let i = 0; i < 10; i++) {
+      const r = await call(worker, "/shared/sub");
+      assert.deepEqual(r.body, { message: "hello" }, `round ${i}: ${JSON.stringify(r.body)}`);
+    }
+    const all = await Promise.all(Array.from({ length: 10 }, () => call(worker, "/shared/sub")));
+    for (const r of all) assert.deepEqual(r.body, { message: "hello" }, JSON.stringify(r.body));
+  });
+
+  it(
+    "a module-scope client: connect() from a request after another ended with its connect pending",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const key = `w:shared:connect:${Date.now()}`;
+      for (let i = 0; i < 20; i++) {
+        assert.deepEqual((await call(worker, `/shared/fire?key=${key}`)).body, { fired: true });
+        const c = await call(worker, "/shared/connect");
+        assert.deepEqual(c.body, { connected: true }, `round ${i}: ${JSON.stringify(c.body)}`);
+      }
+    },
+  );
+
+  it("without WebSocketPair, a module-scope client fails fast with what to do, then reconnects", {
+    timeout: 60_000,
+  }, async () => {
+    // The fallback: the write from another request is refused by workerd; the commands of that
+    // tick fail with the client's error, and the client reconnects from that request.
+    const plain = await bundleWorker({
+      entry: "tests/workers/worker_no_probe.ts",
+      sharedUrl: redis.url,
+    });
+    const w = await startWorkerd({ script: plain.file });
+    try {
+      const key = `w:shared:noprobe:${Date.now()}`;
+      assert.deepEqual(
+        (await call(w, `/shared/incr?key=${key}`)).body,
+        { n: 1 },
+        w.log.slice(-3000),
+      );
+      for (let i = 0; i < 5; i++) {
+        // Paced: each request finds the previous one ended and its reconnect through (one that
+        // comes while the reconnect runs in the failed request can still hang: see the README).
+        await new Promise((r) => setTimeout(r, 80));
+        const started = Date.now();
+        const later = await call(w, `/shared/incr?key=${key}`);
+        assert.ok(Date.now() - started < 5000, `answered after ${Date.now() - started} ms`);
+        assert.equal(later.status, 500, JSON.stringify(later.body));
+        assert.equal(typeof later.body, "object", `not the client's error: ${later.body}`);
+        assert.match(later.body.error, /opened by another request/);
+        assert.match(later.body.error, /await using client = new RedisClient/);
+        await new Promise((r) => setTimeout(r, 80));
+        const retried = await call(w, `/shared/incr?key=${key}&retry=1`);
+        assert.equal(retried.status, 200, JSON.stringify(retried.body));
+      }
+    } finally {
+      await w.stop();
+      plain.remove();
     }
   });
 
@@ -138,6 +268,15 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
       const { status, body } = await call(worker, `/cluster?${nodes}`);
       assert.equal(status, 200, JSON.stringify(body));
       assert.deepEqual(body.values, Array.from({ length: 20 }, (_, i) => String(i)));
+      // A cluster client kept at module scope, used by later requests, sequential and concurrent.
+      for (let i = 0; i < 20; i++) {
+        const r = await call(worker, `/shared/cluster?${nodes}&i=${i}`);
+        assert.deepEqual(r.body, { value: "v" }, `request ${i}: ${JSON.stringify(r.body)}`);
+      }
+      const all = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => call(worker, `/shared/cluster?${nodes}&i=${i}`)),
+      );
+      for (const r of all) assert.deepEqual(r.body, { value: "v" }, JSON.stringify(r.body));
     } finally {
       await cluster.stop();
     }
@@ -163,8 +302,7 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
     }
   });
 
-  // Last: a server restart while the module-scope client's last request is still alive can leave
-  // that client waiting on a reconnect workerd cancelled (reproduced here; see the README).
+  // Late: it restarts the server.
   it("a Durable Object keeps one client across requests and reconnects after a server restart", async () => {
     const key = `w:do:${Date.now()}`;
     for (let i = 1; i <= 20; i++) {
@@ -182,6 +320,24 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
     }
     assert.equal(last?.status, 200, JSON.stringify(last?.body));
     assert.equal(typeof last?.body.n, "number");
+    // The module-scope client answers after the restart too, without a hang.
+    let shared: { status: number; body: Body } | undefined;
+    for (let i = 0; i < 50; i++) {
+      shared = await call(worker, `/shared/incr?key=${key}:shared`);
+      if (shared.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(shared?.status, 200, JSON.stringify(shared?.body));
+  });
+
+  it("a Durable Object's client keeps its one socket across requests", async () => {
+    const ids = new Set<number>();
+    for (let i = 0; i < 10; i++) {
+      const r = await call(worker, `/do/incr?${q}&id=1`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      ids.add(r.body.id);
+    }
+    assert.equal(ids.size, 1, `CLIENT ID changed: ${[...ids].join(", ")}`);
   });
 });
 
@@ -200,6 +356,9 @@ describe("examples/workers (workerd)", { skip }, () => {
       assert.equal(put.status, 204, await put.text());
       const get = await fetch(`${w.url}/kv/greeting`);
       assert.equal(await get.text(), "hello");
+      const bad = await fetch(`${w.url}/kv/%ZZ`);
+      assert.equal(bad.status, 400);
+      assert.match(await bad.text(), /not valid percent-encoding/);
       for (let i = 1; i <= 3; i++) {
         const r: Response = await fetch(`${w.url}/hits`, { method: "POST" });
         assert.deepEqual(await r.json(), { hits: i });
@@ -221,6 +380,10 @@ describe("the Workers transport off Workers", () => {
         `^Error: Cannot connect with the Cloudflare Workers transport on ${runtime}: "cloudflare:sockets" is not available; it exists only on Cloudflare Workers`,
       ),
     );
+  });
+
+  it("has no probe of the request a socket belongs to: the per-command check is skipped", () => {
+    assert.equal(ioContextProbe(), undefined);
   });
 
   it("refuses TLS options cloudflare:sockets cannot take", async () => {

@@ -1,8 +1,10 @@
 // Type-level tests of every client's event map (checked by `deno check`, never run): listeners
 // get the event's typed `detail` without a cast, and an unknown event name does not compile.
 import type {
+  AddListenerOptions,
   HandoffDetail,
   HostPort,
+  ListenerOptions,
   RedisClient,
   RedisClientEventMap,
   TypedEventListener,
@@ -95,4 +97,15 @@ export function multiDb(client: MultiDbClient): void {
 export function eventTarget(client: RedisClient): EventTarget {
   // The client is still an EventTarget.
   return client;
+}
+
+export function listenerOptions(client: RedisClient, signal: AbortSignal): void {
+  // The package's own listener option types (no DOM lib in the npm declarations).
+  const once: AddListenerOptions = { once: true, passive: false, signal };
+  client.addEventListener("ready", (e) => console.log(e.detail.host), once);
+  client.addEventListener("error", { handleEvent: (e) => console.log(e.detail.message) }, true);
+  const capture: ListenerOptions = { capture: false };
+  client.removeEventListener("ready", null, capture);
+  // @ts-expect-error `once` is a boolean
+  client.addEventListener("ready", () => {}, { once: "yes" });
 }

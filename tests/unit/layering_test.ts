@@ -20,7 +20,7 @@ const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const LAYERS: readonly (readonly string[])[] = [
   ["src"], // errors, logger, clock, endpoint, command flags, resource accounting
   ["transport", "resp"], // sockets; the RESP codec (pure)
-  ["resilience", "maintenance", "commands", "cache"], // pure: decisions, builders, key table, cache
+  ["resilience", "maintenance", "commands", "cache", "observability"], // pure: decisions, builders, key table, cache, metrics
   ["connection"], // one multiplexed connection
   ["client"], // the executor and the standalone client
   ["cluster", "sentinel", "multi_db"], // the other client kinds

@@ -8,6 +8,7 @@ import { RedisClusterClient } from "../../src/cluster/mod.ts";
 const SHARED_URL = "__SHARED_URL__";
 /** The pattern every user tries first: one client at module scope, used by every request. */
 const shared = new RedisClient({ url: SHARED_URL });
+let sharedCluster: RedisClusterClient | undefined;
 
 type Ctx = { waitUntil(p: Promise<unknown>): void };
 type Env = {
@@ -53,6 +54,7 @@ export class Holder {
     const q = new URL(request.url).searchParams;
     this.#client ??= new RedisClient({ url: q.get("url")! });
     try {
+      if (q.has("id")) return json({ id: await this.#client.sendCommand(["CLIENT", "ID"]) });
       return json({ n: await this.#client.incr(q.get("key") ?? "w:do") });
     } catch (e) {
       return errorJson(e);
@@ -169,6 +171,53 @@ export default {
             return json({ n: await shared.incr(key) });
           }
         }
+        case "/shared/pipe": {
+          // A pipeline and a transaction on the module-scope client, with a plain command.
+          const key = q.get("key") ?? "w:shared";
+          const [piped, multi, n] = await Promise.all([
+            shared.pipeline().incr(key).get(key).exec(),
+            shared.multi().incr(key).get(key).exec(),
+            shared.incr(key),
+          ]);
+          return json({ piped, multi, n });
+        }
+        case "/shared/slow": {
+          // Holds its request open while its command waits on the server (BLPOP).
+          const key = q.get("key") ?? "w:shared:list";
+          return json({ popped: await shared.blpop([key], Number(q.get("wait") ?? 2)) });
+        }
+        case "/shared/push":
+          return json({ n: await shared.rpush(q.get("key") ?? "w:shared:list", "x") });
+        case "/shared/fire": {
+          // Answers before its command does: the request ends while the command is in flight.
+          void shared.incr(q.get("key") ?? "w:shared").catch(() => {});
+          return json({ fired: true });
+        }
+        case "/shared/connect":
+          await shared.connect();
+          return json({ connected: true });
+        case "/shared/sub": {
+          // subscribe() within the request on the module-scope client, then unsubscribe.
+          const channel = `w:shared:ch:${crypto.randomUUID()}`;
+          let sub: { unsubscribe(): Promise<void> } | undefined;
+          const message = await new Promise<string>((resolve, reject) => {
+            shared.subscribe(channel, (m) => resolve(String(m))).then(async (s) => {
+              sub = s;
+              await shared.publish(channel, "hello");
+            }).catch(reject);
+          });
+          await sub?.unsubscribe();
+          return json({ message });
+        }
+        case "/shared/cluster": {
+          // A cluster client kept at module scope (made by the first request that names nodes).
+          sharedCluster ??= new RedisClusterClient({ nodes: q.getAll("node") });
+          const k = `w:sc:${q.get("i") ?? 0}`;
+          await sharedCluster.set(k, "v");
+          return json({ value: await sharedCluster.get(k) });
+        }
+        case "/shared/id":
+          return json({ id: await shared.sendCommand(["CLIENT", "ID"]) });
         case "/shared/get":
           return json({ value: await shared.get(q.get("key") ?? "w:shared") });
         case "/get": {

@@ -54,6 +54,8 @@ describe("CacheStore", () => {
       evictions: 0,
       invalidations: 0,
       flushes: 0,
+      expired: 0,
+      bytesSaved: 10,
     });
   });
 
@@ -178,6 +180,7 @@ describe("CacheStore", () => {
     now = 1050;
     assert.equal(get(s, "a"), undefined);
     assert.equal(s.stats().evictions, 1);
+    assert.equal(s.stats().expired, 1);
     assert.equal(s.size, 0);
   });
 

@@ -8,7 +8,8 @@ import {
   keyText,
   writtenKeys,
 } from "../../../src/cache/cacheable.ts";
-import { COMMAND_ROWS } from "../../../src/commands/key_spec.ts";
+import { COMMAND_TABLE } from "../../../src/commands/key_spec.ts";
+import { decodeCommandTable } from "../../../src/commands/_key_spec_row.ts";
 
 const enc = new TextEncoder();
 
@@ -85,7 +86,7 @@ describe("cacheable commands", () => {
 
   it("the static list equals what the command table derives", () => {
     const derived: string[] = [];
-    for (const row of COMMAND_ROWS) {
+    for (const row of decodeCommandTable(COMMAND_TABLE)) {
       const name = row.slice(0, row.indexOf(" "));
       if (name.includes("|")) continue;
       const upper = name.toUpperCase();

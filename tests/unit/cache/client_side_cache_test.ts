@@ -12,6 +12,7 @@ import {
 } from "../../../src/command_flags.ts";
 import { ReplyError } from "../../../src/errors.ts";
 import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
+import { ManualClock } from "../connection/_manual_clock.ts";
 
 const RO = FLAG_READONLY;
 
@@ -136,6 +137,48 @@ describe("ClientSideCache", () => {
     assert.equal(f.sent.length, 1);
     assert.equal(cache.stats().hits, 1);
     assert.equal(cache.stats().misses, 1);
+  });
+
+  it("when owners move (a cluster), replies of absent keys are kept at most clusterMissTtl", async () => {
+    let now = 0;
+    const clock = { now: () => now };
+    const make = (clusterMissTtl: number, ownersMove: boolean) => {
+      const cache = new ClientSideCache({ clusterMissTtl }, { clock, ownersMove });
+      cache.tracking(3).session("shared");
+      return cache;
+    };
+    const f = fakeExec(new Map<string, RespValue>([["k", "v"], ["h", [null, "x"]]]));
+    const read = (c: ClientSideCache, ...args: RedisArgument[]) =>
+      c.run(args, undefined, RO, undefined, f.exec);
+    const cache = make(100, true);
+    for (const args of [["GET", "absent"], ["HMGET", "none", "a", "b"], ["STRLEN", "none"]]) {
+      await read(cache, ...args);
+      const sent = f.sent.length;
+      now += 99;
+      await read(cache, ...args);
+      assert.equal(f.sent.length, sent, `${args[0]} from memory within the bound`);
+      now += 1;
+      await read(cache, ...args);
+      assert.equal(f.sent.length, sent + 1, `${args[0]} read again at the bound`);
+    }
+    // Replies of existing keys are not bounded.
+    assert.equal(await read(cache, "GET", "k"), "v");
+    assert.deepEqual(await read(cache, "HMGET", "h", "a", "b"), [null, "x"]);
+    const sent = f.sent.length;
+    now += 1_000_000;
+    assert.equal(await read(cache, "GET", "k"), "v");
+    assert.deepEqual(await read(cache, "HMGET", "h", "a", "b"), [null, "x"]);
+    assert.equal(f.sent.length, sent);
+    // 0: not kept at all; a client whose owners do not move keeps them.
+    const none = make(0, true);
+    await read(none, "GET", "absent");
+    await read(none, "GET", "absent");
+    assert.equal(none.stats().hits, 0);
+    const standalone = make(100, false);
+    await read(standalone, "GET", "absent");
+    now += 1_000_000;
+    await read(standalone, "GET", "absent");
+    assert.equal(standalone.stats().hits, 1);
   });
 
   it("the first socket's tracking step keeps what is cached; every later socket flushes", async () => {
@@ -444,5 +487,113 @@ describe("TrackingSession", () => {
       1,
       "the subscription is restored by the executor, not repeated",
     );
+  });
+});
+
+describe("ClientSideCache liveness of the invalidation connection", () => {
+  /** A tracking cache on a manual clock whose carrier connection last replied at `heard`. */
+  function liveCache(protocol: 2 | 3, options = {}) {
+    const clock = new ManualClock(1_000_000);
+    const cache = new ClientSideCache(options);
+    const t = cache.tracking(protocol);
+    const heard: Record<string, number | undefined> = {
+      shared: clock.now(),
+      subscriber: clock.now(),
+    };
+    const asked: string[] = [];
+    t.attach({
+      run: () => Promise.resolve("OK"),
+      subscribe: () => Promise.resolve(undefined),
+      lastReplyAt: (role) => {
+        asked.push(role);
+        return heard[role];
+      },
+      timers: clock,
+    });
+    if (protocol === 3) t.session("shared");
+    else {
+      t.session("shared");
+      t.session("subscriber")[0]!.onReply!(7);
+      t.onPush(["subscribe", "__redis__:invalidate", 1], "subscriber");
+    }
+    assert.equal(t.active, true);
+    return { cache, t, clock, heard, asked };
+  }
+
+  for (const protocol of [3, 2] as const) {
+    const carrier = protocol === 3 ? "shared" : "subscriber";
+    it(`stops the hits once the ${carrier} connection is silent for maxStaleness (RESP${protocol})`, async () => {
+      const { cache, clock, heard, asked } = liveCache(protocol);
+      const f = fakeExec(new Map([["k", "v"]]));
+      const get = () => cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+      await get();
+      await get();
+      assert.equal(cache.stats().hits, 1);
+      await clock.advance(999); // nothing read for 999 ms: still within the default bound
+      await get();
+      assert.equal(cache.stats().hits, 2);
+      const flushes = cache.stats().flushes;
+      await clock.advance(1); // 1000 ms of silence
+      assert.ok(asked.length > 0 && asked.every((r) => r === carrier), "the carrier is watched");
+      assert.equal(cache.stats().entries, 0, "flushed");
+      assert.equal(cache.stats().flushes, flushes + 1);
+      await get();
+      await get();
+      assert.equal(cache.stats().hits, 2, "not answered from memory");
+      assert.equal(f.sent.length, 3, "sent to the server");
+      assert.equal(cache.stats().entries, 0, "nothing kept while overdue");
+      await clock.advance(1_000);
+      assert.equal(cache.stats().flushes, flushes + 1, "flushed once");
+      heard[carrier] = clock.now(); // a reply arrived: confirmed at the next look (250 ms)
+      await clock.advance(250);
+      await get();
+      await get();
+      assert.equal(cache.stats().hits, 3, "answered from memory again");
+    });
+  }
+
+  it("replies keep it fresh: the watch moves to the last reply plus maxStaleness", async () => {
+    const { cache, clock, heard } = liveCache(3);
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    for (let i = 0; i < 10; i++) {
+      await clock.advance(600);
+      heard.shared = clock.now();
+    }
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().hits, 1, "6 s of replies 600 ms apart: never overdue");
+    assert.equal(cache.stats().flushes, 0);
+  });
+
+  it("a lost socket or a closed session stops the watch and leaves no timer", async () => {
+    const { cache, t, clock } = liveCache(3);
+    assert.equal(clock.pending, 1);
+    t.onLost("shared");
+    assert.equal(clock.pending, 0);
+    const f = fakeExec(new Map([["k", "v"]]));
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    await cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(cache.stats().hits, 0);
+    t.session("shared");
+    assert.equal(clock.pending, 1);
+    t.close();
+    assert.equal(clock.pending, 0);
+  });
+
+  it("probes the carrier connection every maxStaleness / 2; 0 turns the bound and probe off", async () => {
+    const three = new ClientSideCache({}).tracking(3).executorHooks();
+    assert.equal(three.pingInterval("shared"), 500);
+    assert.equal(three.pingInterval("subscriber"), undefined);
+    const two = new ClientSideCache({ maxStaleness: 300 }).tracking(2).executorHooks();
+    assert.equal(two.pingInterval("subscriber"), 150);
+    assert.equal(two.pingInterval("shared"), undefined);
+    const off = liveCache(3, { maxStaleness: 0 });
+    assert.equal(off.t.executorHooks().pingInterval("shared"), undefined);
+    assert.equal(off.clock.pending, 0, "no watch");
+    const f = fakeExec(new Map([["k", "v"]]));
+    await off.cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    await off.clock.advance(60_000);
+    await off.cache.run(["GET", "k"], undefined, RO, undefined, f.exec);
+    assert.equal(off.cache.stats().hits, 1, "no bound: still answered from memory");
   });
 });

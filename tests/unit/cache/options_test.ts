@@ -14,8 +14,10 @@ describe("clientSideCache options", () => {
       maxEntries: DEFAULT_MAX_ENTRIES,
       maxBytes: DEFAULT_MAX_BYTES,
       ttl: 0,
+      clusterMissTtl: 1000,
       mode: "default",
       prefixes: [],
+      maxStaleness: 1000,
     });
     assert.deepEqual(resolveCacheOptions(true), resolveCacheOptions({}));
   });
@@ -36,9 +38,13 @@ describe("clientSideCache options", () => {
   it("rejects bad bounds with RangeError and bad modes and prefixes with TypeError", () => {
     assert.throws(() => resolveCacheOptions({ maxEntries: 0 }), RangeError);
     assert.throws(() => resolveCacheOptions({ maxEntries: 1.5 }), RangeError);
+    assert.throws(() => resolveCacheOptions({ maxStaleness: -1 }), RangeError);
+    assert.throws(() => resolveCacheOptions({ maxStaleness: Number.NaN }), RangeError);
     assert.throws(() => resolveCacheOptions({ maxBytes: -1 }), RangeError);
     assert.throws(() => resolveCacheOptions({ ttl: -1 }), RangeError);
     assert.throws(() => resolveCacheOptions({ ttl: Infinity }), RangeError);
+    assert.throws(() => resolveCacheOptions({ clusterMissTtl: -1 }), RangeError);
+    assert.throws(() => resolveCacheOptions({ clusterMissTtl: 0.5 }), RangeError);
     assert.throws(
       () => resolveCacheOptions({ mode: "optin" as "default" }),
       {

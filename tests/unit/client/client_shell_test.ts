@@ -158,13 +158,9 @@ describe("client shell", () => {
     assert.equal(closes, 1, "destroy after close does not close again");
   });
 
-  it("a kind's own scan and batch runners are used, and also refused after close", async () => {
+  it("a kind's own batch runners are used, and also refused after close", async () => {
     const ran: string[] = [];
     const { core } = fakeCore({
-      async *scanKeys() {
-        ran.push("scanKeys");
-        yield "x";
-      },
       runPipeline: (q) => {
         ran.push(`pipeline:${q.length}`);
         return Promise.resolve(q.map(() => "r"));
@@ -175,17 +171,13 @@ describe("client shell", () => {
       },
     });
     const c = new TestClient(core);
-    const keys: string[] = [];
-    for await (const k of c.scan()) keys.push(k);
-    assert.deepEqual(keys, ["x"]);
     assert.deepEqual(await c.pipeline().get("a").get("b").exec(), ["r", "r"]);
     assert.deepEqual(await c.binary().multi().get("a").exec(), ["t"]);
-    assert.deepEqual(ran, ["scanKeys", "pipeline:2", `transaction:1:${FLAG_BINARY}`]);
+    assert.deepEqual(ran, ["pipeline:2", `transaction:1:${FLAG_BINARY}`]);
     await c.close();
     await rejectsClosed(c.pipeline().get("a").exec(), "pipeline runner");
     await rejectsClosed(c.multi().get("a").exec(), "transaction runner");
-    await rejectsClosed(c.scan().next(), "scanKeys");
-    assert.equal(ran.length, 3);
+    assert.equal(ran.length, 2);
   });
 
   it("a cursor guard that fires ends the walk with its error, never short", async () => {

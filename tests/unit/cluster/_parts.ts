@@ -10,6 +10,7 @@ import { silentLogger } from "../../../src/logger.ts";
 import type { HostPort } from "../../../src/maintenance/endpoint.ts";
 import type { RedisArgument } from "../../../src/resp/types.ts";
 import { type ClusterContext, emptyStats } from "../../../src/cluster/_context.ts";
+import { ClusterScan } from "../../../src/cluster/_scan.ts";
 import { FanOut } from "../../../src/cluster/_fan_out.ts";
 import { type NodeFactoryHooks, NodeMap } from "../../../src/cluster/_node_map.ts";
 import { ClusterPubSub } from "../../../src/cluster/_pubsub.ts";
@@ -89,7 +90,11 @@ export class FakeNode {
   readonly forgotten: string[] = [];
   readonly subs: FakeSub[] = [];
   readonly pubsub = {
-    forget: (_kind: string, names: string[]) => void this.forgotten.push(...names),
+    forget: (_kind: string, names: string[]) => {
+      this.forgotten.push(...names);
+      // The node's subscriptions of these names end (nothing is sent).
+      for (const s of this.subs) if (names.includes(s.name)) s.active = false;
+    },
   };
   constructor(
     readonly address: string,
@@ -97,6 +102,16 @@ export class FakeNode {
     readonly cluster: FakeCluster,
     readonly hooks: NodeFactoryHooks,
   ) {}
+  /**
+   * The node publishes `message` to `channel`: every active subscription of it on this node's
+   * connection gets it, as a server delivers one message per connection and the connection's
+   * subscriptions share it.
+   */
+  publish(channel: string, message: string): void {
+    for (const s of this.subs.filter((x) => x.active && x.name === channel)) {
+      s.listener(message, channel);
+    }
+  }
   /** The node's connection is ready (again). */
   ready(): void {
     this.hooks.emit("ready", undefined);
@@ -258,7 +273,7 @@ export function parts(
     migrating: (slot, to) => pubsub.migration.migrating(slot, to),
     moved: (slot) => pubsub.moveSlot(slot),
   });
-  router.attach(policy, new FanOut(ctx, holder, policy));
+  router.attach(policy, new FanOut(ctx, holder, policy), new ClusterScan(holder, policy));
   const transactions = new Transactions(holder, router, policy);
   pubsub = new ClusterPubSub(ctx, holder, nodes, policy, slotMoves);
   holder.setHooks({

@@ -202,19 +202,23 @@ describe("RedirectPolicy", () => {
     assert.equal(p.ctx.stats.moved, 1);
   });
 
-  it("WATCH waits out an ASK and watches on the owner; a lost connection fails it", async () => {
+  it("WATCH fails at once on an ASK, saying the slot is migrating; a lost connection fails it", async () => {
     const p = await ready();
-    let asks = 1;
-    p.cluster.script = (_node, args) =>
-      args[0] === "WATCH" && asks-- > 0 ? reply(`ASK ${slot} ${B}`) : undefined;
-    const w = p.transactions.watch([key]);
-    await flush();
-    assert.equal(p.clock.delays().length, 1, "a pause, not ASKING");
-    await p.clock.advance(p.clock.delays()[0]!);
-    assert.deepEqual(await w, { node: A });
+    p.cluster.script = (_node, args) => args[0] === "WATCH" ? reply(`ASK ${slot} ${B}`) : undefined;
+    await assert.rejects(p.transactions.watch([key]), (e: Error) => {
+      assert.equal(e.name, "RedisError");
+      assert.equal(
+        e.message,
+        `Cannot watch: slot ${slot} is migrating (ASK ${slot} ${B}); retry once the migration has ended`,
+      );
+      return true;
+    });
+    assert.equal(p.clock.delays().length, 0, "no pause");
     p.cluster.script = (_node, args) =>
       args[0] === "WATCH" ? new ConnectionError("Cannot write", { written: false }) : undefined;
     await assert.rejects(p.transactions.watch([key]), ConnectionError);
+    p.cluster.script = () => undefined;
+    assert.deepEqual(await p.transactions.watch([key]), { node: A });
   });
 
   it("fails the commands waiting for a pause when the client closes", async () => {

@@ -13,8 +13,13 @@ import {
   parseCommandInfo,
   registerCommandInfo,
 } from "../../../src/commands/command_keys.ts";
-import { COMMAND_ROWS, KEY_SPEC_SERVER } from "../../../src/commands/key_spec.ts";
-import { formatCommandRow, parseCommandRow } from "../../../src/commands/_key_spec_row.ts";
+import { COMMAND_TABLE, KEY_SPEC_SERVER } from "../../../src/commands/key_spec.ts";
+import {
+  decodeCommandTable,
+  encodeCommandTable,
+  formatCommandRow,
+  parseCommandRow,
+} from "../../../src/commands/_key_spec_row.ts";
 import {
   argIs,
   parseLooseInteger,
@@ -22,6 +27,7 @@ import {
 } from "../../../src/commands/_argument_text.ts";
 import type { RedisArgument } from "../../../src/resp/types.ts";
 
+const COMMAND_ROWS = decodeCommandTable(COMMAND_TABLE);
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const keys = (...args: RedisArgument[]) => commandKeys(args);
 
@@ -71,6 +77,34 @@ describe("command key table", () => {
 
   it("every row parses and formats back to itself", () => {
     for (const row of COMMAND_ROWS) assert.equal(formatCommandRow(parseCommandRow(row)), row);
+  });
+
+  it("the shipped table is its rows encoded: decoding gives them back, and it is compact", () => {
+    assert.equal(encodeCommandTable(COMMAND_ROWS), COMMAND_TABLE);
+    assert.deepEqual(decodeCommandTable(encodeCommandTable(COMMAND_ROWS)), COMMAND_ROWS);
+    // Subcommands are written after their container: "acl|cat" as "|cat".
+    assert.ok(COMMAND_TABLE.includes(";|cat "), "subcommand names shortened");
+    const text = COMMAND_ROWS.join("\n").length;
+    assert.ok(COMMAND_TABLE.length < text * 0.45, `${COMMAND_TABLE.length} of ${text} chars`);
+  });
+
+  it("encodes rows of any container and refuses what it cannot index", () => {
+    const rows = [
+      "a 1 - 0,0,0 - g",
+      "a|x 2 readonly 1,1,1 - g RO,access/i1/r0,1,0 not_key/i1/r-1,1,0",
+      "b 1 write 1,-1,1 nondeterministic_output - RW/kKEYS,1/n0,1,1",
+      "b|y -2 - 0,0,0 - -",
+    ];
+    assert.deepEqual(decodeCommandTable(encodeCommandTable(rows)), rows);
+    // A subcommand row without its container keeps its whole name.
+    assert.deepEqual(decodeCommandTable(encodeCommandTable(["c|z 2 - 0,0,0 - g"])), [
+      "c|z 2 - 0,0,0 - g",
+    ]);
+    const many = Array.from({ length: 63 }, (_, i) => `c${i} 1 f${i} 0,0,0 - g`);
+    assert.throws(() => encodeCommandTable(many), /more than 62 values/);
+    assert.throws(() => encodeCommandTable(["a 1 - 0,0,0 -"]), RangeError);
+    assert.throws(() => encodeCommandTable(["a;b 1 - 0,0,0 - g"]), RangeError);
+    assert.throws(() => decodeCommandTable("-;0,0,0;-;g;;a 1 00z0"), /no value for "z"/);
   });
 
   it("rejects malformed rows and unformattable names", () => {

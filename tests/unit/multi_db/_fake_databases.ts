@@ -88,6 +88,8 @@ export function fakeFactory(servers: Map<string, FakeServer>, cache = false) {
         entries: memory.size,
         bytes: 0,
         evictions: 0,
+        expired: 0,
+        bytesSaved: 0,
         invalidations: 0,
         flushes: 0,
       });

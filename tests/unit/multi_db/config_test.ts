@@ -39,7 +39,7 @@ describe("multi-db options", () => {
     assert.equal(o.gracePeriod, 60_000);
     assert.equal(o.maxNumFailoverAttempts, 10);
     assert.equal(o.delayInBetweenFailoverAttempts, 12_000);
-    assert.equal(o.initializationPolicy, "majority-available");
+    assert.equal(o.initializationPolicy, "one-available");
     assert.equal(o.retryOnFailover, true);
     assert.equal(MULTI_DB_DEFAULTS.weight, 1);
     const db = resolveDatabaseConfig({ url: "redis://127.0.0.1:1" }, o);

@@ -158,4 +158,33 @@ describe("FailureDetector", () => {
     assert.equal(d.breaker.state, "open");
     assert.equal(d.acquire(), false);
   });
+
+  it("counts only connection errors and timeouts by default, whatever the breaker's default", () => {
+    const d = new FailureDetector({ minNumOfFailures: 1, failureRateThreshold: 0 }, () => false);
+    assert.equal(d.record(new Error("a bug in the caller")), "success");
+    assert.equal(d.record(new ClosedError("Cannot send: the client is closed")), "success");
+    assert.equal(d.breaker.state, "closed");
+    assert.equal(d.record(new TimeoutError("Command timed out")), "tripped");
+  });
+
+  it("drops the outcome of a call granted in an earlier generation", () => {
+    let t = 0;
+    const d = new FailureDetector({
+      minNumOfFailures: 1,
+      failureRateThreshold: 0,
+      openDuration: 10,
+      halfOpenMaxCalls: 1,
+      clock: { now: () => t },
+    }, () => false);
+    assert.ok(d.acquire());
+    const early = d.generation;
+    assert.equal(d.record(new ConnectionError("Cannot get the reply")), "tripped");
+    t = 10;
+    assert.ok(d.acquire(), "the half-open trial");
+    d.success(early);
+    assert.equal(d.record(new ConnectionError("late"), early), "ignored");
+    assert.equal(d.breaker.state, "half-open");
+    d.success(d.generation);
+    assert.equal(d.breaker.state, "closed");
+  });
 });

@@ -12,30 +12,29 @@ import { setup } from "./_fake_databases.ts";
 describe("MultiDbClient timing with the reference defaults (manual clock)", () => {
   it("health check every 5 s, failover on its failure, failback at the 120 s check after the 60 s grace", async () => {
     const { clock, a, client, seen } = setup();
-    const connecting = client.connect();
-    await clock.advance(1000); // the first check: 3 probes 500 ms apart
-    await connecting;
+    await client.connect(); // the first check's first passing probe is enough: at once
+    assert.equal(clock.now(), 0);
     assert.equal(client.activeDatabase, "a");
     await clock.advance(2000);
     a.up = false;
     await clock.advance(2999);
     assert.equal(seen.length, 0, "no check before 5 s after the last");
-    await clock.advance(1); // the check at 6 s fails at its first probe
+    await clock.advance(1); // the check at 5 s fails at its first probe
     assert.deepEqual(seen.map((s) => [s.from, s.to, s.reason, s.at]), [
-      ["a", "b", "HEALTH_CHECK", 6000],
+      ["a", "b", "HEALTH_CHECK", 5000],
     ]);
     assert.equal(await client.incr("n"), 1, "b serves");
     a.up = true;
-    await clock.advance(10_000); // a healthy again, but held until 66 s
+    await clock.advance(10_000); // a healthy again, but held until 65 s
     assert.equal(client.databases()[0]!.health, "healthy");
-    assert.equal(client.databases()[0]!.graceUntil, 66_000);
+    assert.equal(client.databases()[0]!.graceUntil, 65_000);
     assert.equal(client.databases()[0]!.circuit, "forced-open");
-    await clock.advance(100_000); // 116 s: the first failback check is at 121 s
+    await clock.advance(100_000); // 115 s: the first failback check is at 120 s
     assert.equal(seen.length, 1);
     await clock.advance(5_000);
     assert.deepEqual(seen.map((s) => [s.to, s.reason, s.at]), [
-      ["b", "HEALTH_CHECK", 6000],
-      ["a", "FAILBACK", 121_000],
+      ["b", "HEALTH_CHECK", 5000],
+      ["a", "FAILBACK", 120_000],
     ]);
     await client.close();
   });
@@ -120,6 +119,32 @@ describe("MultiDbClient timing with the reference defaults (manual clock)", () =
     await assert.rejects(client.incr("n"), ConnectionError);
     assert.equal(seen.length, 0);
     assert.equal(client.databases()[0]!.circuit, "closed");
+    await client.close();
+  });
+
+  it("two databases, one down at start: the other serves after its first passing probe", async () => {
+    for (const down of ["a", "b"] as const) {
+      const { clock, a, b, client } = setup();
+      (down === "a" ? a : b).up = false;
+      await client.connect();
+      assert.equal(clock.now(), 0, "no probe delay waited");
+      assert.equal(client.activeDatabase, down === "a" ? "b" : "a");
+      assert.equal(await client.incr("n"), 1);
+      await client.close();
+    }
+  });
+
+  it("a refusal at start counts the healthy databases as its checks found them", async () => {
+    const { b, client } = setup({ initializationPolicy: "all-available" });
+    b.up = false;
+    await assert.rejects(client.connect(), (e: unknown) => {
+      assert.ok(e instanceof ConnectionError);
+      assert.match(
+        e.message,
+        /^Cannot connect: the initialization policy "all-available" needs 2 of 2 databases healthy, and 1 is not \(1 healthy; "b": /,
+      );
+      return true;
+    });
     await client.close();
   });
 });

@@ -30,7 +30,7 @@ describe("MultiDbClient recovery in place (manual clock)", () => {
     for (let i = 0; i < 4; i++) await failure(client.get("k"));
     assert.equal(client.databases()[0]!.circuit, "open", "the failures opened a's breaker");
     a.up = true;
-    await clock.advance(5000); // a's next check passes
+    await clock.advance(6000); // a's next check (11-12 s, 3 probes) passes
     assert.equal(client.databases()[0]!.health, "healthy");
     // Before: every command failed for the rest of the 60 s grace period, "no healthy database
     // ... "a" healthy, circuit open".
@@ -93,7 +93,7 @@ describe("MultiDbClient recovery in place (manual clock)", () => {
     await clock.advance(12_000);
     assert.ok(await failure(client.get("k")) instanceof PermanentlyUnavailableError);
     a.up = true;
-    await clock.advance(5000); // a healthy again, still active: no switch
+    await clock.advance(6000); // a healthy again (its check at 35 s), still active: no switch
     assert.equal(await client.set("k", "v"), "OK");
     a.up = false;
     await clock.advance(5000);

@@ -4,6 +4,7 @@ import {
   CircuitBreaker,
   type CircuitBreakerOptions,
   type CircuitStateChange,
+  isConnectionFailure,
 } from "../../../src/resilience/circuit_breaker.ts";
 import {
   CircuitOpenError,
@@ -224,16 +225,115 @@ describe("CircuitBreaker", () => {
     assert.equal(breaker.state, "half-open");
   });
 
-  it("counts ConnectionError and TimeoutError by default, never a ReplyError", () => {
-    const { breaker } = manual({ minNumOfFailures: 2, failureRateThreshold: 0 });
+  it("counts every error by default except a ReplyError", () => {
+    const { breaker } = manual({ minNumOfFailures: 3, failureRateThreshold: 0 });
     assert.equal(breaker.onError(new ReplyError("WRONGTYPE Operation against a key")), false);
+    assert.equal(breaker.metrics().failures, 0);
+    assert.equal(breaker.onError(new TypeError("fetch failed")), true);
+    assert.equal(breaker.onError(new ClosedError("Cannot send: the client is closed")), true);
+    assert.equal(breaker.state, "closed");
+    assert.equal(breaker.onError("a rejection that is no Error"), true);
+    assert.equal(breaker.state, "open");
+  });
+
+  it("execute() around fetch counts its rejections and throws as failures", async () => {
+    // The module's example: a breaker wrapping fetch, the service down.
+    const { breaker } = manual({ minNumOfFailures: 5, failureRateThreshold: 50 });
+    const down = () => Promise.reject(new TypeError("error sending request: connection refused"));
+    for (let i = 0; i < 4; i++) await assert.rejects(breaker.execute(down), TypeError);
+    assert.deepEqual(breaker.metrics(), {
+      state: "closed",
+      calls: 4,
+      failures: 4,
+      failureRate: 100,
+    });
+    await assert.rejects(
+      breaker.execute(() => {
+        throw new Error("thrown before any promise");
+      }),
+      /thrown before any promise/,
+    );
+    assert.equal(breaker.state, "open", "5 failures of 5 calls open it");
+    await assert.rejects(breaker.execute(down), CircuitOpenError);
+  });
+
+  it("isConnectionFailure counts only ConnectionError and TimeoutError", () => {
+    const { breaker } = manual({
+      minNumOfFailures: 2,
+      failureRateThreshold: 0,
+      isFailure: isConnectionFailure,
+    });
     assert.equal(breaker.onError(new ClosedError("Cannot send: the client is closed")), false);
     assert.equal(breaker.onError(new Error("boom")), false);
     assert.equal(breaker.metrics().failures, 0);
-    assert.equal(breaker.metrics().calls, 3, "other errors count as successes");
+    assert.equal(breaker.metrics().calls, 2, "other errors count as successes");
     assert.equal(breaker.onError(conn()), true);
     assert.equal(breaker.onError(new TimeoutError("Command timed out")), true);
     assert.equal(breaker.state, "open");
+  });
+
+  it("a call granted before the breaker opened cannot close it under the half-open trial", async () => {
+    const { breaker, clock, changes } = manual({
+      minNumOfFailures: 1,
+      failureRateThreshold: 0,
+      openDuration: 1_000,
+      halfOpenMaxCalls: 1,
+    });
+    const gate = () => {
+      let resolve!: (v: string) => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<string>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      return { promise, resolve, reject };
+    };
+    const slowOk = gate();
+    const slowFail = gate();
+    const early = breaker.execute(() => slowOk.promise); // granted while closed
+    const earlyFail = breaker.execute(() => slowFail.promise); // granted while closed
+    await assert.rejects(breaker.execute(() => Promise.reject(conn())), ConnectionError);
+    assert.equal(breaker.state, "open");
+    clock.t += 1_000;
+    assert.equal(breaker.state, "half-open");
+    const trialGate = gate();
+    const trial = breaker.execute(() => trialGate.promise); // the one trial call
+    slowOk.resolve("late");
+    assert.equal(await early, "late");
+    assert.equal(breaker.state, "half-open", "a stale success does not close it");
+    assert.equal(breaker.tryAcquire(), false, "the trial still holds the permit");
+    slowFail.reject(conn());
+    await assert.rejects(earlyFail, ConnectionError);
+    assert.equal(breaker.state, "half-open", "a stale failure does not reopen it");
+    trialGate.resolve("trial");
+    assert.equal(await trial, "trial");
+    assert.equal(breaker.state, "closed");
+    assert.deepEqual(changes.map((c) => c.to), ["open", "half-open", "closed"]);
+  });
+
+  it("the manual API drops outcomes of an earlier generation", () => {
+    const { breaker, clock } = manual({
+      minNumOfFailures: 1,
+      failureRateThreshold: 0,
+      openDuration: 1_000,
+      halfOpenMaxCalls: 1,
+    });
+    assert.ok(breaker.tryAcquire());
+    const before = breaker.generation;
+    breaker.onFailure(breaker.generation);
+    assert.equal(breaker.state, "open");
+    clock.t += 1_000;
+    assert.ok(breaker.tryAcquire());
+    const trial = breaker.generation;
+    assert.notEqual(trial, before);
+    breaker.onSuccess(before);
+    breaker.onIgnored(before);
+    assert.equal(breaker.state, "half-open");
+    assert.equal(breaker.tryAcquire(), false, "the stale outcomes freed no permit");
+    breaker.onSuccess(trial);
+    assert.equal(breaker.state, "closed");
+    breaker.onFailure(trial);
+    assert.equal(breaker.state, "closed", "a trial's late failure does not reopen it");
   });
 
   it("isFailure chooses which errors count, but a ReplyError never does", () => {

@@ -87,4 +87,28 @@ describe("WriteQueue", () => {
     assert.equal(q.bytes, 0);
     assert.equal(q.peek(), undefined);
   });
+
+  it("reuses its slots once emptied: order and byte counts hold over many fill/drain rounds", () => {
+    const q = new WriteQueue();
+    const expected: number[] = [];
+    const got: number[] = [];
+    for (let round = 0; round < 200; round++) {
+      // 1 to 5 chunks a round, drained in steps of 7 bytes: merges, partial writes, and slots
+      // written again after the queue emptied
+      const k = 1 + (round % 5);
+      for (let j = 0; j < k; j++) {
+        const chunk = bytes(1 + ((round + j) % 13), (round * 7 + j) & 0xff);
+        q.push(chunk);
+        expected.push(...chunk);
+      }
+      if (round % 3 !== 2) {
+        const { out } = drain(q, 7);
+        got.push(...out);
+        assert.equal(q.bytes, 0);
+        assert.equal(q.peek(), undefined);
+      }
+    }
+    got.push(...drain(q, 7).out);
+    assert.deepEqual(got, expected);
+  });
 });
