@@ -66,6 +66,10 @@ await ensureApt("openssl", "openssl");
 let passed = 0;
 let failed = 0;
 const summary: string[] = [];
+// The names of the failed tests, printed again at the very end so that a log's tail says which.
+const failures: string[] = [];
+// deno-lint-ignore no-control-regex
+const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
 
 if (!bunOnly) {
   console.log(`\n=== Deno ${Deno.version.deno} ===`);
@@ -81,6 +85,15 @@ if (!bunOnly) {
   passed += p;
   failed += r.code !== 0 && f === 0 ? 1 : f;
   summary.push(`deno: ${p} passed, ${f} failed (exit ${r.code})`);
+  // Deno lists them after a " FAILURES " line, one "name => file:line:col" each.
+  const text = plain(r.out);
+  const at = text.lastIndexOf(" FAILURES ");
+  if (at >= 0) {
+    for (const l of text.slice(at).split("\n").slice(1)) {
+      if (l.includes(" => ")) failures.push(`deno: ${l.trim()}`);
+      else if (/^(ok|FAILED) \|/.test(l.trim())) break;
+    }
+  }
 }
 
 if (!denoOnly) {
@@ -110,8 +123,12 @@ if (!denoOnly) {
   passed += p;
   failed += r.code !== 0 && f === 0 ? 1 : f;
   summary.push(`bun: ${p} passed, ${f} failed (exit ${r.code})`);
+  for (const l of plain(r.out).split("\n")) {
+    if (l.startsWith("(fail) ")) failures.push(`bun: ${l.slice(7).trim()}`);
+  }
 }
 
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((l) => `  ${l}`).join("\n")}`);
 console.log(`\n${summary.join("\n")}`);
 console.log(`${passed} passed, ${failed} failed`);
 Deno.exit(failed > 0 ? 1 : 0);
