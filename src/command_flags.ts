@@ -43,3 +43,8 @@ export const FLAG_ERRORS_AS_VALUES = 2048;
 export const FLAG_TRANSACTION = 4096;
 /** Internal flag: a keep-alive PING written on an idle socket; its reply is discarded. */
 export const FLAG_PING = 8192;
+/**
+ * Internal flag: the error a caller receives for this command is told to its connection's
+ * error tap (the error-count metric, without a promise reaction per command).
+ */
+export const FLAG_COUNTED = 16384;

@@ -15,6 +15,7 @@ import {
   FLAG_RAW,
   type Transform,
 } from "../commands/command_runner.ts";
+import { FLAG_COUNTED } from "../command_flags.ts";
 import type { ScoredMember } from "../commands/types.ts";
 import { ClosedError } from "../errors.ts";
 import { checkCommandOptions, type KeyTable, type OptionSpec, received } from "../_validate.ts";
@@ -149,6 +150,12 @@ export interface ClientCore {
   cacheStats?(): CacheStats | undefined;
   /** Drops the client-side cache, for a kind whose cache is not the shell's. */
   invalidateCache?(): void;
+  /**
+   * Every rejection of a non-blocking command that `run` or `send` gets with `FLAG_COUNTED`
+   * is counted below (the error-count metric), so the shell attaches no promise reaction to
+   * count it: true only for a kind nothing of which retries above its connection.
+   */
+  readonly countsErrors?: boolean;
   /** Connects now. */
   connect(options?: { signal?: AbortSignal }): Promise<void>;
   /** Closes gracefully (queued and in-flight work completes). */
@@ -267,6 +274,8 @@ export abstract class ClientShell<
   readonly #sendAll: ((commands: GroupCommand[]) => Promise<unknown>[]) | undefined;
   /** The metrics recorder when commands are measured, else `undefined` (one check per command). */
   readonly #metrics: ClientMetrics | undefined;
+  /** Commands without a cache or a block have their errors counted by the connection. */
+  readonly #counted: boolean;
   #binary: BinaryView | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -286,6 +295,8 @@ export abstract class ClientShell<
     this.#exec = (args, transform, flags, blockMs) => core.run(args, transform, flags, blockMs);
     const m = events.metrics;
     this.#metrics = m?.perCommand ? m : undefined;
+    this.#counted = this.#metrics !== undefined && cache === undefined &&
+      core.countsErrors === true;
     const sendAll = core.sendAll;
     if (sendAll !== undefined) {
       const send = (commands: GroupCommand[]) => sendAll.call(core, commands);
@@ -334,6 +345,14 @@ export abstract class ClientShell<
   ): Promise<unknown> {
     const m = this.#metrics!;
     const start = m.durations ? performance.now() : 0;
+    if (this.#counted && (flags & FLAG_BLOCKING) === 0) {
+      if (this.#closed) {
+        const e = closedError("send the command");
+        m.commandError(e, args[0]);
+        return Promise.reject(e);
+      }
+      return m.command(args, start, this.#core.run(args, transform, flags | FLAG_COUNTED), true);
+    }
     return m.command(args, start, this.#dispatch(args, transform, flags, blockMs));
   }
 
@@ -386,8 +405,9 @@ export abstract class ClientShell<
     }
     if (this.#closed) return Promise.reject(closedError("send the command"));
     // FLAG_RAW: the connection refuses commands that would change its state for every caller.
+    const counted = this.#counted && options.blockMs === undefined;
     const flags = FLAG_RAW | (options.binary ? FLAG_BINARY : 0) |
-      (options.blockMs !== undefined ? FLAG_BLOCKING : 0);
+      (options.blockMs !== undefined ? FLAG_BLOCKING : 0) | (counted ? FLAG_COUNTED : 0);
     const core = this.#core;
     const cache = this.#cache;
     const m = this.#metrics;
@@ -399,7 +419,7 @@ export abstract class ClientShell<
       options.blockMs,
       (a, _t, f) => core.send(a, f, options),
     );
-    return (m === undefined ? p : m.command(args, start, p)) as Promise<RespValue>;
+    return (m === undefined ? p : m.command(args, start, p, counted)) as Promise<RespValue>;
   }
 
   /**

@@ -31,6 +31,11 @@ export interface ExecutorCoreHooks {
   endpoint?: Endpoint;
   /** Sees every event the executor and the maintenance support emit, before the client does. */
   onEvent?: (name: string, detail: unknown) => void;
+  /**
+   * Nothing above the executor retries or rejects a command (the standalone client): its
+   * connection counts the errors its callers receive (see `ClientCore.countsErrors`).
+   */
+  countErrors?: boolean;
 }
 
 /**
@@ -51,6 +56,8 @@ export class ExecutorCore implements ClientCore {
   readonly node: NodeExecutor;
   /** The client-side cache, when the `clientSideCache` option is on. */
   readonly cache: ClientSideCache | undefined;
+  /** The connection counts the errors of commands sent with `FLAG_COUNTED`. */
+  readonly countsErrors: boolean;
   readonly #maintenance: MaintenanceSupport | undefined;
   readonly #tracking: TrackingSession | undefined;
 
@@ -87,6 +94,7 @@ export class ExecutorCore implements ClientCore {
       ? new ClientSideCache(cacheOptions, { logger, clock: options.clock })
       : undefined;
     this.#tracking = this.cache?.tracking(o.protocol);
+    this.countsErrors = hooks.countErrors === true && metrics?.resiliency === true;
     this.node = new NodeExecutor({
       endpoint: hooks.endpoint ?? { host: o.host, port: o.port },
       settings: o,
@@ -98,6 +106,7 @@ export class ExecutorCore implements ClientCore {
       onListenerError: (error) => emit("error", error),
       ...this.#tracking?.executorHooks(undefined),
       metrics,
+      onCommandError: this.countsErrors ? metrics!.commandError : undefined,
     });
     this.#tracking?.attach(this.node);
     if (metrics !== undefined) {

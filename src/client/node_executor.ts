@@ -13,6 +13,7 @@
 //     maintenance the client's MaintenanceSupport (one per client, shared by its executors):
 //                 every connection is registered with its endpoint and role
 import { FLAG_BLOCKING, type Transform } from "../commands/command_runner.ts";
+import { FLAG_COUNTED } from "../command_flags.ts";
 import {
   Connection,
   type ConnectionHooks,
@@ -118,6 +119,11 @@ export interface NodeExecutorOptions {
   clock?: Clock;
   /** The client's metrics recorder (`metrics` option). */
   metrics?: ClientMetrics;
+  /**
+   * Told of the error each command sent with `FLAG_COUNTED` is rejected with (commands on the
+   * shared connection; the error-count metric).
+   */
+  onCommandError?: (error: Error, cmd: RedisArgument | undefined) => void;
 }
 
 /**
@@ -271,6 +277,7 @@ export class NodeExecutor {
         return o.resolveEndpoint ? o.resolveEndpoint(configured) : configured;
       },
       connectTimeout: m ? (configured) => m.connectTimeout(configured, o.endpoint) : undefined,
+      onCommandError: isShared ? o.onCommandError : undefined,
     };
     if (o.metrics?.basic || o.metrics?.advanced) this.#measure(hooks, o.metrics);
     const conn: Connection = new Connection({
@@ -447,7 +454,11 @@ export class NodeExecutor {
     timeout?: number,
     signal?: AbortSignal,
   ): Promise<unknown> {
-    if (this.#closed) return Promise.reject(this.#closedError("send the command"));
+    if (this.#closed) {
+      const e = this.#closedError("send the command");
+      if ((flags & FLAG_COUNTED) !== 0) this.#o.onCommandError?.(e, args[0]);
+      return Promise.reject(e);
+    }
     if ((flags & FLAG_BLOCKING) === 0) {
       return this.shared.send(args, transform, flags, timeout, signal);
     }

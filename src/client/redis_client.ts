@@ -66,7 +66,7 @@ export class RedisClient<Events extends RedisClientEventMap = RedisClientEventMa
   ) {
     const resolved = clientOptions(urlOrOptions, options);
     const events = new ClientEvents(resolved);
-    const core = new ExecutorCore(resolved, events);
+    const core = new ExecutorCore(resolved, events, { countErrors: true });
     super(core, events, core.cache);
     this.#core = core;
   }

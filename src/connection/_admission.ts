@@ -7,7 +7,7 @@ import type { RedisArgument } from "../resp/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_RAW } from "../command_flags.ts";
 import { reservedCommandError } from "./reserved.ts";
-import type { Pending } from "./_pending.ts";
+import { type Pending, rejectPending } from "./_pending.ts";
 
 /**
  * The name of a command for messages: its first argument, upper-cased.
@@ -172,7 +172,7 @@ export function bindSignal(p: Pending, signal: AbortSignal): void {
     if (p.done) return;
     // Still queued: never written. Written: the slot stays, its late reply is discarded.
     p.done = true;
-    p.reject(signal.reason);
+    rejectPending(p, signal.reason);
   };
   p.resolve = (v) => {
     signal.removeEventListener("abort", onAbort);

@@ -11,7 +11,7 @@ import type { RedisArgument } from "../resp/types.ts";
 import { nameOf } from "./_admission.ts";
 import type { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
-import type { Pending } from "./_pending.ts";
+import { type Pending, rejectPending } from "./_pending.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_BLOCKING, FLAG_GROUP } from "../command_flags.ts";
 
@@ -122,7 +122,8 @@ export class Deadlines {
     const h = this.#h;
     p.done = true;
     const waited = h.ready() ? p.timeout : Math.max(p.timeout, h.connectTimeout);
-    p.reject(
+    rejectPending(
+      p,
       new TimeoutError(
         `Command "${nameOf(p.cmd)}" was not sent within ${waited} ms: ${why ?? h.stallReason()}`,
         { written: false },
@@ -179,7 +180,8 @@ export class Deadlines {
         if (p.deadline <= now) {
           p.done = true;
           timedOut = true;
-          p.reject(
+          rejectPending(
+            p,
             new TimeoutError(
               `Command "${nameOf(p.cmd)}" timed out after ${p.timeout} ms on "${
                 formatEndpoint(link.endpoint)
@@ -243,7 +245,8 @@ export class Deadlines {
       if (p.done || p.deadline === 0) continue;
       if (p.deadline <= now) {
         p.done = true;
-        p.reject(
+        rejectPending(
+          p,
           new TimeoutError(
             `Command "${nameOf(p.cmd)}" was not applied within its timeout: "${
               formatEndpoint(h.endpoint())
@@ -293,6 +296,7 @@ export class Deadlines {
       done: false,
       bytes: 0,
       pushes: 0,
+      tap: undefined,
     });
     link.mixed = true;
     link.transport.write(h.encoder.take());

@@ -7,7 +7,7 @@ import type { Clock, TimerId } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
 import { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
-import type { Pending } from "./_pending.ts";
+import { type Pending, rejectPending } from "./_pending.ts";
 import { formatEndpoint } from "../endpoint.ts";
 import { FLAG_SUBSCRIBE, FLAG_TRANSACTION } from "../command_flags.ts";
 
@@ -91,7 +91,7 @@ export class LoadingRetry {
     while ((p = this.queue.shift()) !== undefined) {
       if (p.done) continue;
       p.done = true;
-      p.reject(e);
+      rejectPending(p, e);
     }
     this.#stop();
   }

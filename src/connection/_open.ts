@@ -268,6 +268,7 @@ export function runHandshake(link: Link, steps: HandshakeStep[], enc: RespEncode
         done: false,
         bytes: 0,
         pushes: step.pushes ?? 0,
+        tap: undefined,
       });
     }
     link.transport.write(enc.take());

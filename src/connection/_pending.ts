@@ -4,6 +4,12 @@
 import type { RedisArgument } from "../resp/types.ts";
 import type { Transform } from "../resp/types.ts";
 
+/**
+ * Told of every error a command's caller receives (the error-count metric), without a
+ * promise reaction per command.
+ */
+export type ErrorTap = (error: Error, cmd: RedisArgument | undefined) => void;
+
 /** A command in a queue. */
 export interface Pending {
   /** The arguments, kept until the reply (a command refused with LOADING is sent again). */
@@ -27,6 +33,8 @@ export interface Pending {
   bytes: number;
   /** Subscribe family: confirmation pushes still expected before the command is answered. */
   pushes: number;
+  /** Told of the error the command is rejected with (see {@linkcode rejectPending}). */
+  tap: ErrorTap | undefined;
 }
 
 const POOL_MAX = 65_536;
@@ -52,7 +60,8 @@ export function captureResolvers(
 
 /**
  * An entry for the promise created last with `captureResolvers`, from the pool if possible.
- * With `errorsAsValues`, errors resolve the promise instead of rejecting it.
+ * With `errorsAsValues`, errors resolve the promise instead of rejecting it (and `tap` is not
+ * told of them).
  */
 export function acquirePending(
   args: RedisArgument[],
@@ -62,8 +71,10 @@ export function acquirePending(
   bytes: number,
   pushes: number,
   errorsAsValues: boolean,
+  tap?: ErrorTap,
 ): Pending {
   const reject = errorsAsValues ? capturedResolve : capturedReject;
+  if (errorsAsValues) tap = undefined;
   let p = pool.pop();
   if (p === undefined) {
     p = {
@@ -78,6 +89,7 @@ export function acquirePending(
       done: false,
       bytes,
       pushes,
+      tap,
     };
   } else {
     p.args = args;
@@ -91,6 +103,7 @@ export function acquirePending(
     p.done = false;
     p.bytes = bytes;
     p.pushes = pushes;
+    p.tap = tap;
   }
   return p;
 }
@@ -99,7 +112,27 @@ export function acquirePending(
 export function releasePending(p: Pending): void {
   p.resolve = p.reject = noop;
   p.transform = undefined;
+  p.tap = undefined;
   p.cmd = undefined;
   p.args = undefined;
   if (pool.length < POOL_MAX) pool.push(p);
+}
+
+/**
+ * Rejects a command with `error`, telling its tap first. Every rejection of a queued command
+ * goes through here (a tap that throws loses nothing: the command is rejected all the same).
+ *
+ * @param p The command's entry (still holding its callbacks).
+ * @param error What its caller receives.
+ */
+export function rejectPending(p: Pending, error: Error): void {
+  const tap = p.tap;
+  if (tap !== undefined) {
+    try {
+      tap(error, p.cmd);
+    } catch {
+      // The tap's own failure is its owner's to report.
+    }
+  }
+  p.reject(error);
 }

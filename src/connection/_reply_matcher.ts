@@ -11,7 +11,7 @@ import type { Logger } from "../logger.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Link } from "./_link.ts";
 import type { LoadingRetry } from "./_loading_retry.ts";
-import { releasePending } from "./_pending.ts";
+import { rejectPending, releasePending } from "./_pending.ts";
 import { isMessageKind, isPubSubArray, pushKind, takeConfirmation } from "./_pubsub_replies.ts";
 import { formatEndpoint } from "../endpoint.ts";
 import { FLAG_BINARY, FLAG_PING } from "../command_flags.ts";
@@ -117,15 +117,14 @@ export class ReplyMatcher {
       // Refused while the server loads its data set: not applied, so sent again later.
       if (value.prefix === "LOADING" && this.#loading.keep(link, p)) return;
       p.done = true;
-      const reject = p.reject;
+      rejectPending(p, value);
       releasePending(p);
-      reject(value);
       return;
     }
     p.done = true;
-    const { resolve, reject, transform } = p;
-    releasePending(p);
+    const { resolve, transform } = p;
     if (transform === undefined) {
+      releasePending(p);
       resolve(value);
       return;
     }
@@ -133,9 +132,11 @@ export class ReplyMatcher {
     try {
       out = transform(value);
     } catch (e) {
-      reject(e instanceof Error ? e : new RedisError(String(e)));
+      rejectPending(p, e instanceof Error ? e : new RedisError(String(e)));
+      releasePending(p);
       return;
     }
+    releasePending(p);
     resolve(out);
   }
 

@@ -20,11 +20,12 @@ import type { Deadlines } from "./_deadlines.ts";
 import type { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
 import type { LoadingRetry } from "./_loading_retry.ts";
-import { acquirePending, captureResolvers, type Pending } from "./_pending.ts";
+import { acquirePending, captureResolvers, type ErrorTap, type Pending } from "./_pending.ts";
 import type { ReplyMatcher } from "./_reply_matcher.ts";
 import type { Endpoint } from "../endpoint.ts";
 import {
   FLAG_BLOCKING,
+  FLAG_COUNTED,
   FLAG_ERRORS_AS_VALUES,
   FLAG_GROUP,
   FLAG_NO_REPLY,
@@ -53,6 +54,8 @@ export interface SendQueueHost {
   readonly unref: boolean;
   /** `pingInterval > 0`: writing counts as I/O for the keep-alive. */
   readonly keepAlive: boolean;
+  /** Told of every error a command flagged `FLAG_COUNTED` is rejected with. */
+  readonly tap?: ErrorTap;
   /** The endpoint the connection is (or will be) connected to, for messages. */
   endpoint(): Endpoint;
   /** The connect timeout of the configured endpoint (the least a command waits offline). */
@@ -95,6 +98,7 @@ export class SendQueue {
   readonly #maxBytes: number;
   readonly #unref: boolean;
   readonly #keepAlive: boolean;
+  readonly #tap: ErrorTap | undefined;
   readonly #flushCb = (): void => this.flush();
 
   constructor(host: SendQueueHost) {
@@ -110,6 +114,7 @@ export class SendQueue {
     this.#maxBytes = host.maxQueueBytes;
     this.#unref = host.unref;
     this.#keepAlive = host.keepAlive;
+    this.#tap = host.tap;
   }
 
   /** Flushes at the next microtask unless a flush is scheduled already. */
@@ -135,9 +140,9 @@ export class SendQueue {
       refused = this.#full(args, 1, bytes);
     }
     if (refused !== undefined) {
-      return (flags & FLAG_ERRORS_AS_VALUES) !== 0
-        ? Promise.resolve(refused)
-        : Promise.reject(refused);
+      if ((flags & FLAG_ERRORS_AS_VALUES) !== 0) return Promise.resolve(refused);
+      if ((flags & FLAG_COUNTED) !== 0) this.#tell(refused, args);
+      return Promise.reject(refused);
     }
     if (signal !== undefined) {
       return this.#pushWithSignal(args, transform, flags, timeout, bytes, signal);
@@ -156,7 +161,9 @@ export class SendQueue {
   ): Promise<unknown> {
     const asValue = (flags & FLAG_ERRORS_AS_VALUES) !== 0;
     if (signal.aborted) {
-      return asValue ? Promise.resolve(signal.reason) : Promise.reject(signal.reason);
+      if (asValue) return Promise.resolve(signal.reason);
+      if ((flags & FLAG_COUNTED) !== 0) this.#tell(signal.reason, args);
+      return Promise.reject(signal.reason);
     }
     const promise = new Promise<unknown>(captureResolvers);
     const p = acquirePending(
@@ -167,10 +174,22 @@ export class SendQueue {
       bytes,
       (flags & FLAG_SUBSCRIBE) !== 0 ? args.length - 1 : 0,
       asValue,
+      (flags & FLAG_COUNTED) !== 0 ? this.#tap : undefined,
     );
     bindSignal(p, signal);
     this.#enqueue(p, !this.ready);
     return promise;
+  }
+
+  /** Tells the tap of a command refused before it was queued. */
+  #tell(error: Error, args: RedisArgument[]): void {
+    const tap = this.#tap;
+    if (tap === undefined) return;
+    try {
+      tap(error, args[0]);
+    } catch {
+      // The tap's own failure is its owner's to report.
+    }
   }
 
   /** `Connection.sendAll`: queues every command of a transaction, or none (see there). */
@@ -257,6 +276,7 @@ export class SendQueue {
       bytes,
       pushes,
       (flags & FLAG_ERRORS_AS_VALUES) !== 0,
+      (flags & FLAG_COUNTED) !== 0 ? this.#tap : undefined,
     );
     this.#enqueue(p, offline);
     return promise;

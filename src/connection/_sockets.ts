@@ -6,7 +6,7 @@
 import { ClosedError, ConnectionError, ProtocolError } from "../errors.ts";
 import { nameOf } from "./_admission.ts";
 import type { Link } from "./_link.ts";
-import type { Pending } from "./_pending.ts";
+import { type Pending, rejectPending } from "./_pending.ts";
 import { type Endpoint, formatEndpoint, sameEndpoint } from "../endpoint.ts";
 import type { ConnectionHooks } from "./connection_options.ts";
 
@@ -191,7 +191,8 @@ export function rejectInflight(link: Link, error: Error): void {
   while ((p = link.inflight.shift()) !== undefined) {
     if (p.done) continue;
     p.done = true;
-    p.reject(
+    rejectPending(
+      p,
       error instanceof ConnectionError || error instanceof ProtocolError ||
         error instanceof ClosedError
         ? error

@@ -53,7 +53,7 @@ import type { Link } from "./_link.ts";
 import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
-import { noop, type Pending } from "./_pending.ts";
+import { noop, type Pending, rejectPending } from "./_pending.ts";
 import { asUnwritten } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { LoadingRetry } from "./_loading_retry.ts";
@@ -245,6 +245,7 @@ export class Connection {
       maxQueueBytes: options.maxQueueBytes,
       unref: this.#unref,
       keepAlive: this.#pingInterval > 0,
+      tap: options.hooks?.onCommandError,
       endpoint: () => this.endpoint,
       connectTimeout: () => this.#sockets.connectTimeout(this.#sockets.configured),
       connect: () => {
@@ -635,7 +636,7 @@ export class Connection {
     while ((p = this.#unsent.shift()) !== undefined) {
       if (p.done) continue;
       p.done = true;
-      p.reject(e);
+      rejectPending(p, e);
     }
     this.#queue.unsentBytes = 0;
   }

@@ -7,7 +7,7 @@
 import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
-import type { RespValue } from "../resp/types.ts";
+import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
 import type { HandshakeStep } from "./_handshake.ts";
 import type { Endpoint } from "../endpoint.ts";
@@ -49,6 +49,11 @@ export interface ConnectionHooks {
    * except for a handoff's replacement, which is always bounded).
    */
   connectTimeout?(configured: number, endpoint: Endpoint): number;
+  /**
+   * Told of the error each command sent with `FLAG_COUNTED` is rejected with, once, before its
+   * caller sees it (the error-count metric, without a promise reaction per command).
+   */
+  onCommandError?(error: Error, cmd: RedisArgument | undefined): void;
 }
 
 /**

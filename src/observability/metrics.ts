@@ -608,13 +608,19 @@ export class ClientMetrics {
    * @param args The command.
    * @param start `now()` when it was issued.
    * @param p Its outcome.
+   * @param counted Its failure is counted already, by `commandError` (sent with `FLAG_COUNTED`).
    * @returns `p`'s outcome.
    */
-  command(args: RedisArgument[], start: number, p: Promise<unknown>): Promise<unknown> {
+  command(
+    args: RedisArgument[],
+    start: number,
+    p: Promise<unknown>,
+    counted = false,
+  ): Promise<unknown> {
     const e = this.#entry(args[0]);
     const span = this.#tracer === undefined ? undefined : this.#startSpan(e.name, e.attrs, args);
     if (!this.durations && e.kind === KIND_PLAIN && span === undefined) {
-      return this.resiliency ? p.then(undefined, e.onError) : p;
+      return this.resiliency && !counted ? p.then(undefined, e.onError) : p;
     }
     return p.then((v) => {
       if (span !== undefined) this.#endSpan(span, undefined);
@@ -636,10 +642,25 @@ export class ClientMetrics {
           this.#errorAttrs(this.#current(e, args).attrs, err),
         );
       }
-      if (this.resiliency) this.#error(err, e.name, false);
+      if (this.resiliency && !counted) this.#error(err, e.name, false);
       throw err;
     });
   }
+
+  /**
+   * Counts the error a command's caller receives (`resiliency`), told by the connection that
+   * rejects it (`FLAG_COUNTED`): no promise reaction per command. Never throws.
+   *
+   * @param error What the caller receives.
+   * @param cmd The command's name (its first argument).
+   */
+  readonly commandError = (error: Error, cmd: RedisArgument | undefined): void => {
+    try {
+      this.#error(error, cmd === undefined ? undefined : this.#entry(cmd).name, false);
+    } catch (e) {
+      this.#fail(e);
+    }
+  };
 
   /**
    * Measures a batch (`MULTI`, `PIPELINE`) as one operation.

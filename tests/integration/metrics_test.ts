@@ -231,6 +231,101 @@ describe("metrics", () => {
     await client.close();
   });
 
+  // The standalone client counts a caller's error where its connection rejects the command
+  // (no promise reaction per command); with durations or the cache, the reaction counts it.
+  // Every way a command fails, counted once either way.
+  for (
+    const [label, extra] of [
+      ["the error group alone", {}],
+      ["with durations", { groups: ["command"] }],
+      ["with the client-side cache", { cache: true }],
+    ] as [string, { groups?: MetricGroup[]; cache?: boolean }][]
+  ) {
+    it(`every error a caller receives is counted once, by command (${label})`, async () => {
+      const s = await startRedis();
+      const metrics = {
+        meterProvider: h.meterProvider,
+        groups: ["resiliency", ...(extra.groups ?? [])] as MetricGroup[],
+      };
+      const client = new RedisClient({
+        url: s.url,
+        reconnect: false,
+        clientSideCache: extra.cache === true,
+        metrics,
+      });
+      const admin = new RedisClient({ url: s.url });
+      const seen = new Map<string, number>();
+      const fails = async (name: string, p: Promise<unknown>) => {
+        await assert.rejects(p);
+        seen.set(name, (seen.get(name) ?? 0) + 1);
+      };
+      try {
+        await client.set("str", "v");
+        await fails("HGET", client.hget("str", "f")); // an error reply
+        await fails("LPUSH", client.sendCommand(["LPUSH", "str", "x"]));
+        await fails("GET", client.sendCommand(["GET", null as unknown as string])); // refused
+        await fails("SUBSCRIBE", client.sendCommand(["SUBSCRIBE", "c"])); // reserved
+        await fails("GET", client.sendCommand(["GET", "k"], { signal: AbortSignal.abort() }));
+        // Written, then timed out and given up while the server sleeps.
+        const sleeping = admin.sendCommand(["DEBUG", "SLEEP", "0.4"]);
+        await sleep(20);
+        await fails("GET", client.sendCommand(["GET", "k"], { timeout: 50 }));
+        const ac = new AbortController();
+        const aborted = client.sendCommand(["STRLEN", "str"], { signal: ac.signal });
+        setTimeout(() => ac.abort(new Error("given up")), 20);
+        await fails("STRLEN", aborted);
+        await sleeping;
+        // A pipeline's and a transaction's errors are their values: not counted as commands.
+        const [r] = await client.pipeline().hget("str", "f").exec();
+        assert.ok(r instanceof Error);
+        // In flight when the server dies (no reconnect).
+        const dying = admin.sendCommand(["DEBUG", "SLEEP", "5"]).catch(() => {});
+        await sleep(20);
+        const inFlight = fails("GET", client.get("str"));
+        await sleep(20);
+        await s.kill();
+        await inFlight;
+        await dying;
+        await fails("INCR", client.incr("n")); // the connection is closed for good
+        const closing = client.close();
+        await fails("GET", client.get("str")); // the client is closing
+        await closing;
+        // Closed: its metrics are closed too, and record nothing more.
+        await assert.rejects(client.get("str"));
+        // A queue bound: the second command is refused before it is queued.
+        const bounded = new RedisClient({ port: await freePort(), maxQueueLength: 1, metrics });
+        const queued = fails("GET", bounded.get("a"));
+        await fails("EXISTS", bounded.exists("b"));
+        bounded.destroy();
+        await queued;
+        await bounded.close();
+        // Never connected: it expires in the queue.
+        const offline = new RedisClient({ port: await freePort(), commandTimeout: 100, metrics });
+        await fails("TTL", offline.ttl("k"));
+        await offline.close();
+
+        const errors = await h.points("redis.client.errors");
+        const counted = new Map<string, number>();
+        for (const p of errors) {
+          if (p.attributes["redis.client.errors.internal"] !== false) continue;
+          const name = String(p.attributes["db.operation.name"]);
+          counted.set(name, (counted.get(name) ?? 0) + p.value);
+        }
+        assert.deepEqual(
+          Object.fromEntries([...counted].sort()),
+          Object.fromEntries([...seen].sort()),
+        );
+        const hget = errors.find((p) => p.attributes["db.operation.name"] === "HGET")!;
+        assert.equal(hget.attributes["db.response.status_code"], "WRONGTYPE");
+        assert.equal(hget.attributes["redis.client.errors.category"], "server");
+      } finally {
+        client.destroy();
+        admin.destroy();
+        await s.stop();
+      }
+    });
+  }
+
   it("client-side cache: one hit and one miss", async () => {
     const client = new RedisClient({
       url: server.url,
