@@ -23,7 +23,7 @@ import {
   stoppedAnswering,
 } from "../connection/connection.ts";
 import { type Clock, systemClock } from "../_clock.ts";
-import { unrefTimer } from "../transport/unref_timer.ts";
+import { unrefClock } from "../transport/unref_timer.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { ClosedError, type ReplyError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
@@ -180,15 +180,7 @@ export class NodeExecutor {
   get timers(): Clock {
     const clock = this.#o.clock ?? systemClock;
     if (clock !== systemClock) return clock;
-    return this.#unrefTimers ??= {
-      now: () => clock.now(),
-      setTimer: (fn, ms) => {
-        const id = clock.setTimer(fn, ms);
-        unrefTimer(id as ReturnType<typeof setTimeout>);
-        return id;
-      },
-      clearTimer: (id) => clock.clearTimer(id),
-    };
+    return this.#unrefTimers ??= unrefClock(clock);
   }
 
   /** The configured endpoint (changed by `setEndpoint` and `moveTo`). */

@@ -5,6 +5,7 @@ import { FLAG_READONLY, type Transform } from "../commands/command_runner.ts";
 import { commandKeyIndexes, commandPolicy } from "../commands/command_keys.ts";
 import { FLAG_ERRORS_AS_VALUES } from "../command_flags.ts";
 import { ClosedError } from "../errors.ts";
+import { argumentsError } from "../connection/connection.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import type { ClusterContext } from "./_context.ts";
 import type { FanOut } from "./_fan_out.ts";
@@ -121,14 +122,35 @@ export class Router {
     }
     if (!this.#holder.ready) {
       return this.#holder.discover().then(
-        () => this.#route(args, transform, flags, blockMs, timeout),
+        () => this.#routeOrRefuse(args, transform, flags, blockMs, timeout),
         (e) => {
           if ((flags & FLAG_ERRORS_AS_VALUES) !== 0) return e;
           throw e;
         },
       );
     }
-    return this.#route(args, transform, flags, blockMs, timeout);
+    return this.#routeOrRefuse(args, transform, flags, blockMs, timeout);
+  }
+
+  /**
+   * `#route`, with an argument that cannot be hashed or sent (a JS caller's `null`) refused
+   * as the connection refuses it: a rejected promise (or an error value), never a throw.
+   */
+  #routeOrRefuse(
+    args: RedisArgument[],
+    transform: Transform | undefined,
+    flags: number,
+    blockMs: number | undefined,
+    timeout: number | undefined,
+  ): Promise<unknown> {
+    try {
+      return this.#route(args, transform, flags, blockMs, timeout);
+    } catch (e) {
+      const refused = argumentsError(args, 0) ?? e;
+      return (flags & FLAG_ERRORS_AS_VALUES) !== 0
+        ? Promise.resolve(refused)
+        : Promise.reject(refused);
+    }
   }
 
   #route(

@@ -126,13 +126,21 @@ export function releasePending(p: Pending): void {
  * @param error What its caller receives.
  */
 export function rejectPending(p: Pending, error: Error): void {
-  const tap = p.tap;
-  if (tap !== undefined) {
-    try {
-      tap(error, p.cmd);
-    } catch {
-      // The tap's own failure is its owner's to report.
-    }
-  }
+  if (p.tap !== undefined) tellTap(p.tap, error, p.cmd);
   p.reject(error);
+}
+
+/**
+ * Tells `tap` of `error`; a tap that throws is ignored (its failure is its owner's to report).
+ *
+ * @param tap The tap.
+ * @param error What the caller receives.
+ * @param cmd The command's name.
+ */
+export function tellTap(tap: ErrorTap, error: Error, cmd: RedisArgument | undefined): void {
+  try {
+    tap(error, cmd);
+  } catch {
+    // ignored: see above
+  }
 }

@@ -20,7 +20,13 @@ import type { Deadlines } from "./_deadlines.ts";
 import type { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
 import type { LoadingRetry } from "./_loading_retry.ts";
-import { acquirePending, captureResolvers, type ErrorTap, type Pending } from "./_pending.ts";
+import {
+  acquirePending,
+  captureResolvers,
+  type ErrorTap,
+  type Pending,
+  tellTap,
+} from "./_pending.ts";
 import type { ReplyMatcher } from "./_reply_matcher.ts";
 import type { Endpoint } from "../endpoint.ts";
 import {
@@ -183,13 +189,7 @@ export class SendQueue {
 
   /** Tells the tap of a command refused before it was queued. */
   #tell(error: Error, args: RedisArgument[]): void {
-    const tap = this.#tap;
-    if (tap === undefined) return;
-    try {
-      tap(error, args[0]);
-    } catch {
-      // The tap's own failure is its owner's to report.
-    }
+    if (this.#tap !== undefined) tellTap(this.#tap, error, args[0]);
   }
 
   /** `Connection.sendAll`: queues every command of a transaction, or none (see there). */

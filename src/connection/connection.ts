@@ -65,7 +65,7 @@ import { Closing, DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
 import { rejectInflight, Sockets } from "./_sockets.ts";
 import type { ConnectionOptions, TimeoutPolicy } from "./connection_options.ts";
 import { type Clock, clockWithNow, systemClock } from "../_clock.ts";
-import { unrefTimer } from "../transport/unref_timer.ts";
+import { unrefClock } from "../transport/unref_timer.ts";
 import { ioContextProbe } from "../transport/io_context.ts";
 
 export {
@@ -82,7 +82,7 @@ export {
 export { type Endpoint, endpointKey, formatEndpoint, parseEndpoint } from "../endpoint.ts";
 export type { ConnectionHooks, ConnectionOptions, TimeoutPolicy } from "./connection_options.ts";
 export { DEFAULT_CLOSE_TIMEOUT } from "./_close.ts";
-export { encodedBytes } from "./_admission.ts";
+export { argumentsError, encodedBytes } from "./_admission.ts";
 export { stoppedAnswering } from "./_deadlines.ts";
 
 export type { HandshakeStep } from "./_handshake.ts";
@@ -180,17 +180,7 @@ export class Connection {
     this.#label = options.label ?? "connection";
     this.#unref = options.unref === true;
     this.#pingInterval = options.pingInterval ?? 0;
-    this.#timers = this.#unref && clock === systemClock
-      ? {
-        now: () => clock.now(),
-        setTimer: (fn, ms) => {
-          const id = clock.setTimer(fn, ms);
-          unrefTimer(id as ReturnType<typeof setTimeout>);
-          return id;
-        },
-        clearTimer: (id) => clock.clearTimer(id),
-      }
-      : clock;
+    this.#timers = this.#unref && clock === systemClock ? unrefClock(clock) : clock;
     this.#loading = new LoadingRetry({
       timers: this.#timers,
       logger: options.logger,

@@ -6,6 +6,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
+import { afterEach, beforeEach } from "node:test";
+import { assertNoLeaks, markLeakBaseline } from "./leaks.ts";
 import { fileURLToPath } from "node:url";
 
 const HERE = join(dirname(dirname(fileURLToPath(import.meta.url))), "otel");
@@ -138,4 +140,25 @@ export async function tracesHarness(): Promise<{
       })),
     shutdown: () => tracerProvider.shutdown(),
   };
+}
+
+/**
+ * Registers, in the calling `describe`, a fresh harness for each test (given to `use`) that is
+ * shut down after it, with the leak check around the test.
+ */
+export function eachHarness<H extends { shutdown(): Promise<void> }>(
+  make: () => Promise<H>,
+  use: (harness: H) => void,
+): void {
+  let harness: H | undefined;
+  beforeEach(async () => {
+    markLeakBaseline();
+    harness = await make();
+    use(harness);
+  });
+  afterEach(async () => {
+    await harness?.shutdown();
+    harness = undefined;
+    await assertNoLeaks();
+  });
 }

@@ -8,6 +8,7 @@ import { ClosedError, ReplyError } from "../../src/errors.ts";
 import { waitFor } from "../_helpers/load.ts";
 import type { ConformanceClient, Deployment, Endpoint, Kind, KindClientOptions } from "./kinds.ts";
 import { ServerWatch } from "./_server_watch.ts";
+import { metricsHarness } from "../_helpers/otel.ts";
 
 /** How long a message, a reply or a server-side change may take to show. */
 const DEADLINE = 5_000;
@@ -567,6 +568,35 @@ export function conformance<D extends Deployment>(
         2_000,
         "the connections to go",
       );
+    });
+
+    // ---- 8. metrics
+
+    it("metrics: each error a caller receives is one redis.client.errors, by command", async () => {
+      const h = await metricsHarness();
+      try {
+        const c = client({ metrics: { meterProvider: h.meterProvider, groups: ["resiliency"] } });
+        const k = key("errors");
+        await c.set(k, "v");
+        await assert.rejects(c.hget(k, "f"), ReplyError); // an error reply, typed
+        await assert.rejects(c.sendCommand(["LPUSH", k, "x"]), ReplyError); // and raw
+        // A bad argument rejects with the same TypeError on every kind (a throw fails here).
+        const bad = c.sendCommand(["GET", null as unknown as string]);
+        await assert.rejects(bad, { name: "TypeError", message: /"GET": argument 1 is null/ });
+        // A pipeline's error is its value: not counted as a command's.
+        const [r] = await c.pipeline().hget(k, "f").exec();
+        assert.ok(r instanceof ReplyError);
+        const counted: Record<string, number> = {};
+        for (const p of await h.points("redis.client.errors")) {
+          if (p.attributes["redis.client.errors.internal"] !== false) continue;
+          const op = String(p.attributes["db.operation.name"]);
+          counted[op] = (counted[op] ?? 0) + p.value;
+        }
+        assert.deepEqual(counted, { GET: 1, HGET: 1, LPUSH: 1 });
+        await c.close();
+      } finally {
+        await h.shutdown();
+      }
     });
 
     extra?.({ deployment: () => d, track, name });

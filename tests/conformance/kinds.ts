@@ -5,6 +5,7 @@ import { RedisClient } from "../../src/client/redis_client.ts";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
+import type { MetricsOptions } from "../../src/observability/metrics.ts";
 import { startRedis } from "../_helpers/redis_server.ts";
 import { startCluster } from "../_helpers/cluster.ts";
 import { startSentinelGroup } from "../_helpers/sentinel.ts";
@@ -21,6 +22,8 @@ export interface KindClientOptions {
   clientName?: string;
   /** The client-side cache. */
   clientSideCache?: { maxEntries: number };
+  /** OpenTelemetry metrics (a multi-db client hands them to its databases' clients). */
+  metrics?: MetricsOptions;
 }
 
 /**

@@ -1,14 +1,14 @@
 // OpenTelemetry metrics read back through the real SDK (@opentelemetry/sdk-metrics, test-only)
 // from real redis-server processes: the counts equal what happened.
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type Logger, type MetricGroup, RedisClient } from "../../mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { allHealthy, waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
-import { type MetricsHarness, metricsHarness, total } from "../_helpers/otel.ts";
+import { sleep } from "../_helpers/leaks.ts";
+import { eachHarness, type MetricsHarness, metricsHarness, total } from "../_helpers/otel.ts";
 
 const DURATION = "db.client.operation.duration";
 
@@ -33,14 +33,7 @@ describe("metrics", () => {
   after(async () => {
     await server.stop();
   });
-  beforeEach(async () => {
-    markLeakBaseline();
-    h = await metricsHarness();
-  });
-  afterEach(async () => {
-    await h.shutdown();
-    await assertNoLeaks();
-  });
+  eachHarness(metricsHarness, (x) => h = x);
 
   it("N commands give N duration samples; a pipeline and a transaction one each", async () => {
     const client = new RedisClient({
@@ -457,14 +450,7 @@ describe("metrics: maintenance", () => {
   after(async () => {
     await server.stop();
   });
-  beforeEach(async () => {
-    markLeakBaseline();
-    h = await metricsHarness();
-  });
-  afterEach(async () => {
-    await h.shutdown();
-    await assertNoLeaks();
-  });
+  eachHarness(metricsHarness, (x) => h = x);
 
   it("MOVING: one handoff, the relaxed-timeout counter up then down, one notification", async () => {
     const sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
@@ -506,14 +492,7 @@ describe("metrics: multi-db", () => {
   after(async () => {
     await Promise.all([a.stop(), b.stop()]);
   });
-  beforeEach(async () => {
-    markLeakBaseline();
-    h = await metricsHarness();
-  });
-  afterEach(async () => {
-    await h.shutdown();
-    await assertNoLeaks();
-  });
+  eachHarness(metricsHarness, (x) => h = x);
 
   it("a failover is one switch with its reason; databases inherit the metrics", async () => {
     const client = new MultiDbClient({

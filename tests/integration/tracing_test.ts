@@ -1,14 +1,13 @@
 // OpenTelemetry traces read back through the real SDK (@opentelemetry/sdk-trace-base, test-only)
 // from real redis-server processes: a span per command or batch, on the database conventions;
 // no argument value unless asked; maintenance as span events.
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { waitFor } from "../_helpers/load.ts";
-import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
-import { tracesHarness } from "../_helpers/otel.ts";
+import { eachHarness, tracesHarness } from "../_helpers/otel.ts";
 
 type Harness = Awaited<ReturnType<typeof tracesHarness>>;
 
@@ -21,14 +20,7 @@ describe("tracing", () => {
   after(async () => {
     await server.stop();
   });
-  beforeEach(async () => {
-    markLeakBaseline();
-    t = await tracesHarness();
-  });
-  afterEach(async () => {
-    await t.shutdown();
-    await assertNoLeaks();
-  });
+  eachHarness(tracesHarness, (x) => t = x);
 
   it("a client span per command and per batch; no argument values by default", async () => {
     const client = new RedisClient({
