@@ -1,6 +1,6 @@
 // Allocation per command, counted by the runtimes' own tools, load-independent (unlike ops/s).
 //
-//   deno run -A bench/alloc.ts [--base DIR] [--n 2000] [--burst 10000] [--repeat 7]
+//   deno run -A bench/alloc.ts [--base DIR] [--n 2000] [--burst 10000] [--repeat 7] [--no-builtin]
 //
 // Starts a redis-server, seeds it, and runs a probe (this file with --probe) per checkout and
 // runtime, in a fresh process each. A probe warms the client up, then measures windows of `n`
@@ -14,6 +14,12 @@
 //   enough (`--min-semi-space-size`) that no scavenge runs in it; `--trace-gc` lines printed
 //   inside a window mark it as spoiled, and it is dropped.
 // The median of the unspoiled windows is reported per command.
+//
+// Besides what a command allocates, "in flight" is what it keeps alive while it waits for its
+// reply (what a burst's peak RSS is made of): `burst` GETs issued in one go, a full GC, the growth
+// of the live heap (Bun: `heapSize` and the live objects by type; Deno: `heapUsed`) per GET, then
+// the replies awaited. Bun's built-in `RedisClient` is probed too under Bun (`--no-builtin` to
+// skip it), for the same numbers side by side.
 import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { dirname, join } from "node:path";
@@ -24,6 +30,10 @@ import { KEYS, seed } from "./_raw.ts";
 type Any = any;
 
 const BEGIN = "@@alloc-begin";
+/** Marks a probe's result line. */
+const RESULT = "@@alloc-result ";
+/** The module path that stands for Bun's built-in client. */
+const BUILTIN = "bun:builtin";
 const END = "@@alloc-end";
 
 /** One probe's result per workload. */
@@ -56,8 +66,15 @@ async function probe(
   repeat: number,
 ) {
   const isBun = "Bun" in globalThis;
-  const mod: Any = await import(modPath);
-  const c: Any = new mod.RedisClient({ url: `redis://127.0.0.1:${port}` });
+  const url = `redis://127.0.0.1:${port}`;
+  let c: Any;
+  if (modPath === BUILTIN) {
+    const spec = "bun";
+    c = new (await import(spec)).RedisClient(url);
+    await c.connect();
+  } else {
+    c = new (await import(modPath)).RedisClient({ url });
+  }
   const key = KEYS.small;
   const serial = async (count: number) => {
     for (let i = 0; i < count; i++) await c.get(key);
@@ -139,8 +156,46 @@ async function probe(
       windows: bytes.length,
     });
   }
+  // In flight: what `burst` unanswered GETs keep alive.
+  const live: number[] = [];
+  const liveObjects: number[] = [];
+  const liveTypes: Record<string, number[]> = {};
+  for (let r = 0; r < repeat; r++) {
+    await new Promise((res) => setTimeout(res, 5));
+    gc();
+    const a = isBun ? jsc.heapStats() : (globalThis as Any).Deno.memoryUsage().heapUsed;
+    for (let i = 0; i < burst; i++) ps[i] = c.get(key);
+    gc();
+    const b = isBun ? jsc.heapStats() : (globalThis as Any).Deno.memoryUsage().heapUsed;
+    await Promise.all(ps);
+    ps.fill(undefined as unknown as Promise<unknown>);
+    if (!isBun) {
+      live.push((b - a) / burst);
+      continue;
+    }
+    live.push((b.heapSize - a.heapSize) / burst);
+    let total = 0;
+    for (const t of Object.keys(b.objectTypeCounts)) {
+      const d = b.objectTypeCounts[t] - (a.objectTypeCounts[t] ?? 0);
+      total += d;
+      (liveTypes[t] ??= []).push(d / burst);
+    }
+    liveObjects.push(total / burst);
+  }
+  const liveTop: Record<string, number> = {};
+  for (const [t, v] of Object.entries(liveTypes)) {
+    const m = median(v);
+    if (m >= 0.05) liveTop[t] = Math.round(m * 100) / 100;
+  }
+  out.push({
+    workload: "get-in-flight",
+    bytes: median(live),
+    objects: isBun ? median(liveObjects) : undefined,
+    types: isBun ? liveTop : undefined,
+    windows: live.length,
+  });
   await c.close();
-  console.log(JSON.stringify(out));
+  console.log(RESULT + JSON.stringify(out));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,8 +231,10 @@ function runCmd(cmd: string[]): Promise<string> {
 /** Reads a Deno probe's output: windows with a GC line between their markers are dropped. */
 function parseDeno(out: string): ProbeResult[] {
   const lines = out.split("\n");
+  // A --trace-gc line may share the result's line (V8 prints a GC line in two writes).
+  const line = lines.findLast((l) => l.includes(RESULT)) ?? "";
   const results = JSON.parse(
-    lines.findLast((l) => l.startsWith("[{")) ?? "[]",
+    line.includes(RESULT) ? line.slice(line.indexOf(RESULT) + RESULT.length) : "[]",
   ) as ProbeResult[];
   const windows = new Map<string, number[]>();
   let inWindow = false;
@@ -195,6 +252,7 @@ function parseDeno(out: string): ProbeResult[] {
     }
   }
   for (const r of results) {
+    if (!windows.has(r.workload) && r.workload === "get-in-flight") continue; // no markers
     r.bytes = median(windows.get(r.workload) ?? []);
     r.windows = windows.get(r.workload)?.length ?? 0;
   }
@@ -231,12 +289,15 @@ async function driver(argv: string[]): Promise<void> {
   const bins = binaries();
   try {
     await seed(server.port);
-    const targets: [string, string][] = [["ours", join(rootDir, "mod.ts")]];
-    if (base) targets.unshift(["base", join(base, "mod.ts")]);
+    const targets: [string, string, ("deno" | "bun")[]][] = [
+      ["ours", join(rootDir, "mod.ts"), ["deno", "bun"]],
+    ];
+    if (base) targets.unshift(["base", join(base, "mod.ts"), ["deno", "bun"]]);
+    if (!argv.includes("--no-builtin")) targets.push(["bun", BUILTIN, ["bun"]]);
     const self = fileURLToPath(import.meta.url);
     const rows: string[] = [];
-    for (const [name, mod] of targets) {
-      for (const runtime of ["deno", "bun"] as const) {
+    for (const [name, mod, runtimes] of targets) {
+      for (const runtime of runtimes) {
         const probeArgs = [
           "--probe",
           mod,
@@ -259,7 +320,7 @@ async function driver(argv: string[]): Promise<void> {
         const out = await runCmd(cmd);
         const results = runtime === "deno"
           ? parseDeno(out)
-          : JSON.parse(out.trim().split("\n").at(-1)!) as ProbeResult[];
+          : JSON.parse(out.trim().split("\n").at(-1)!.slice(RESULT.length)) as ProbeResult[];
         for (const r of results) {
           const types = r.types
             ? Object.entries(r.types).sort((a, b) => b[1] - a[1]).slice(0, 6)
@@ -276,7 +337,9 @@ async function driver(argv: string[]): Promise<void> {
     console.log(
       `allocation per command (16 B values), median of ${repeat} windows: ${n} serial GETs, a burst of ${burst}, ${
         Number(n) * 5
-      } GETs from 50 callers, ${Number(n) / 4} serial MGETs of 100 keys`,
+      } GETs from 50 callers, ${
+        Number(n) / 4
+      } serial MGETs of 100 keys; get-in-flight: live heap per GET with ${burst} unanswered (heap B, live objects)`,
     );
     console.log("");
     console.log(
