@@ -65,15 +65,13 @@ async function floor(
       data(_s: unknown, chunk: Uint8Array) {
         if (makeString) {
           if (got === 0 && chunk.length >= total) {
-            check +=
-              decoder.decode(chunk.subarray(header, header + valueLength))
-                .length;
+            check += decoder.decode(chunk.subarray(header, header + valueLength))
+              .length;
           } else {
             acc.set(chunk, got);
             if (got + chunk.length >= total) {
-              check +=
-                decoder.decode(acc.subarray(header, header + valueLength))
-                  .length;
+              check += decoder.decode(acc.subarray(header, header + valueLength))
+                .length;
             }
           }
         }
@@ -145,12 +143,9 @@ for (let r = 0; r < rounds; r++) {
     (rate[name] ??= []).push(n / (performance.now() - t0) * 1000);
   }
 }
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 console.log(
-  `GET ${
-    mode === "large" ? "100 KB" : "16 B"
-  }, serial, ${rounds} rounds of ${windowMs} ms`,
+  `GET ${mode === "large" ? "100 KB" : "16 B"}, serial, ${rounds} rounds of ${windowMs} ms`,
 );
 console.log(
   "| contender | CPU µs/GET | GET/s | CPU / built-in's (median of rounds) |",
@@ -159,9 +154,9 @@ console.log("| --- | ---: | ---: | ---: |");
 for (const [name] of contenders) {
   const ratios = cpu[name]!.map((x, i) => x / cpu.bun![i]!);
   console.log(
-    `| ${name} | ${median(cpu[name]!).toFixed(1)} | ${
-      median(rate[name]!).toFixed(0)
-    } | ${median(ratios).toFixed(2)} |`,
+    `| ${name} | ${median(cpu[name]!).toFixed(1)} | ${median(rate[name]!).toFixed(0)} | ${
+      median(ratios).toFixed(2)
+    } |`,
   );
 }
 await ours.close();
