@@ -2,7 +2,7 @@
 // redis-benchmark, interleaved, each measurement in a fresh process. See bench/README.md.
 //
 //   deno task bench [--rounds N] [--only w1,w2] [--clients c1,c2] [--quick]
-//                   [--duration ms] [--warmup ms] [--npx] [--out dir]
+//                   [--duration ms] [--warmup ms] [--npx] [--pin same|split] [--out dir]
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -135,6 +135,11 @@ interface Options {
   base: string | undefined;
   /** Also measure ours with metrics on (default groups, every group). */
   metrics: boolean;
+  /**
+   * CPU placement (Linux `taskset`): the server on CPU 0 and every client process on CPU 0
+   * ("same") or CPU 1 ("split"); undefined: wherever the scheduler puts them.
+   */
+  pin: "same" | "split" | undefined;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -158,6 +163,10 @@ function parseArgs(argv: string[]): Options {
   --base dir         also measure the checkout in dir as "base@deno"/"base@bun" (A/B of a change)
   --metrics          also measure ours with OpenTelemetry metrics on (the SDK's MeterProvider):
                      "ours-metrics" (default groups) and "ours-metrics-all" (every group)
+  --pin same|split   pin redis-server to CPU 0 and every client process (workers and
+                     redis-benchmark) to CPU 0 (same) or CPU 1 (split), with taskset: a serial
+                     round trip costs about 20 µs on one CPU and 50 µs across two on this kind of
+                     machine, and an unpinned run lands each fresh process on either
   --out dir          results directory (default bench/results)`,
     );
     Deno.exit(0);
@@ -174,7 +183,18 @@ function parseArgs(argv: string[]): Options {
     out: get("--out") ?? join(benchDir, "results"),
     base: get("--base"),
     metrics: argv.includes("--metrics"),
+    pin: undefined,
   };
+  const pin = get("--pin");
+  if (pin !== undefined) {
+    if (pin !== "same" && pin !== "split") {
+      throw new TypeError(`Cannot pin "${pin}": use --pin same or --pin split`);
+    }
+    if (spawnSync("taskset", ["-V"]).status !== 0) {
+      throw new TypeError("Cannot pin the processes: taskset is not available");
+    }
+    opts.pin = pin;
+  }
   if (opts.base !== undefined) {
     if (!existsSync(join(opts.base, "mod.ts"))) {
       throw new TypeError(
@@ -370,6 +390,7 @@ async function measureWorker(
   round: number,
 ): Promise<Sample> {
   const cmd = [
+    ...pinned(opts),
     ...rt.prefix,
     relative(rootDir, join(benchDir, "worker.ts")),
     c.client,
@@ -424,6 +445,11 @@ async function measureWorker(
   };
 }
 
+/** The `taskset` prefix of a client process under `--pin`. */
+function pinned(opts: Options): string[] {
+  return opts.pin === undefined ? [] : ["taskset", "-c", opts.pin === "same" ? "0" : "1"];
+}
+
 /** Requests per redis-benchmark run, adjusted after each run to last about `duration`. */
 const refRequests = new Map<string, number>();
 
@@ -450,7 +476,7 @@ async function measureReference(
     String(n),
     "--csv",
   ];
-  const cmd = ["redis-benchmark", ...args, ...w.ref.cmd];
+  const cmd = [...pinned(opts), "redis-benchmark", ...args, ...w.ref.cmd];
   const shown = `redis-benchmark -c ${c}${P > 1 ? ` -P ${P}` : ""} -n ${n} ${w.ref.cmd[0]} ${
     w.ref.cmd.length > 3 ? `<${w.ref.cmd.length - 1} keys>` : w.ref.cmd.slice(1).join(" ")
   }`;
@@ -863,6 +889,16 @@ async function main(): Promise<void> {
   }
 
   const server = await startRedis();
+  if (opts.pin !== undefined) {
+    // every thread of the server (its I/O and background threads too)
+    const r = spawnSync("taskset", ["-a", "-p", "-c", "0", String(server.pid)], {
+      encoding: "utf8",
+    });
+    if (r.status !== 0) {
+      await server.stop();
+      throw new Error(`Cannot pin redis-server to CPU 0: ${r.stderr.trim()}`);
+    }
+  }
   const samples: Sample[] = [];
   let redisVersion = "unknown";
   try {
@@ -924,6 +960,9 @@ async function main(): Promise<void> {
     settings:
       `${opts.rounds} round(s), ${opts.duration} ms measured after ${opts.warmup} ms warmup, fresh process per run, interleaved`,
     command: `deno task bench ${Deno.args.join(" ")}`.trim(),
+    "CPU placement": opts.pin === undefined
+      ? "not pinned (the scheduler's)"
+      : `redis-server on CPU 0, every client process on CPU ${opts.pin === "same" ? 0 : 1}`,
     code: gitDescribe(),
     "total time": `${((Date.now() - started) / 1000).toFixed(0)} s`,
     "1-min load average": `${loadBefore.toFixed(1)} at start, ${
