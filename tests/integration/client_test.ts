@@ -71,6 +71,38 @@ describe("RedisClient against a real redis-server", () => {
         await client.close();
       });
 
+      it("returns large values to many callers at once, a 10 MB value and 50 000 entries intact", async () => {
+        // Replies of these sizes straddle the runtime's reads (Bun delivers up to 512 KB per
+        // read, so one 100 KB reply in about five is put together from two of them).
+        const client = new RedisClient({ url: server.url, protocol });
+        const unit = "abcdefghijklmnopqrstuvwxyz0123456789é€";
+        const value = unit.repeat(Math.ceil(100 * 1024 / unit.length)).slice(0, 100 * 1024);
+        await client.set(`lv${protocol}`, value);
+        for (let round = 0; round < 8; round++) {
+          const replies = await Promise.all(
+            Array.from({ length: 16 }, () => client.get(`lv${protocol}`)),
+          );
+          for (const r of replies) assert.ok(r === value, "a 100 KB value came back altered");
+        }
+        const huge = value.repeat(100);
+        await client.set(`hv${protocol}`, huge);
+        const [small, back, after] = await Promise.all([
+          client.get(`lv${protocol}`),
+          client.get(`hv${protocol}`),
+          client.strlen(`hv${protocol}`),
+        ]);
+        assert.ok(small === value);
+        assert.ok(back === huge, "a 10 MB value came back altered");
+        assert.equal(after, new TextEncoder().encode(huge).length);
+        const list = `le${protocol}`;
+        await client.del(list);
+        const items = Array.from({ length: 50_000 }, (_, i) => `item:${i}`);
+        assert.equal(await client.rpush(list, ...items), 50_000);
+        assert.deepEqual(await client.lrange(list, 0, -1), items);
+        await client.close();
+        await assertNoLeaks();
+      });
+
       it("reports error replies as ReplyError without breaking the stream", async () => {
         const client = new RedisClient({ url: server.url, protocol });
         await client.set(`str${protocol}`, "a");
