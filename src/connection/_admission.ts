@@ -180,7 +180,7 @@ export function bindSignal(p: Pending, signal: AbortSignal): void {
   };
   p.reject = (e) => {
     signal.removeEventListener("abort", onAbort);
-    reject(e);
+    reject.call(p, e); // the entry's `reject` rejects through `p.resolve`
   };
   signal.addEventListener("abort", onAbort, { once: true });
 }
