@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   argumentsError,
   asUnwritten,
+  bindSignal,
   closedError,
   queueFullError,
 } from "../../../src/connection/_admission.ts";
@@ -17,6 +18,8 @@ import {
   acquirePending,
   captureResolvers,
   type Pending,
+  rejectPending,
+  releasePending,
 } from "../../../src/connection/_pending.ts";
 import {
   isPubSubArray,
@@ -226,5 +229,54 @@ describe("Connection LOADING retry", () => {
     assert.equal(retry.active, false);
     assert.equal(retry.queue.length, 0);
     assert.equal(clock.pending, 0, "its timer is stopped");
+  });
+});
+
+describe("Connection pending entries", () => {
+  const entry = (errorsAsValues: boolean, tap?: (e: Error) => void) => {
+    const promise = new Promise<unknown>(captureResolvers);
+    const p = acquirePending(["GET", "k"], undefined, 0, 1000, 0, 0, errorsAsValues, tap);
+    return { promise, p };
+  };
+
+  it("rejects through resolve with the very error, telling the tap first", async () => {
+    const told: Error[] = [];
+    const { promise, p } = entry(false, (e) => told.push(e));
+    const error = new TimeoutError("Cannot get a reply: timed out");
+    rejectPending(p, error);
+    releasePending(p);
+    await assert.rejects(promise, (e) => e === error);
+    assert.deepEqual(told, [error]);
+  });
+
+  it("resolves with the error when errors are values, and resolves values as they are", async () => {
+    const a = entry(true);
+    const error = new ClosedError("Cannot send the command: the client is closed");
+    rejectPending(a.p, error);
+    assert.equal(await a.promise, error);
+    const b = entry(false);
+    b.p.resolve(null);
+    assert.equal(await b.promise, null);
+  });
+
+  it("rejects a signal-bound entry through its wrapped resolve and drops the listener", async () => {
+    const controller = new AbortController();
+    const { promise, p } = entry(false);
+    bindSignal(p, controller.signal);
+    const error = new ConnectionError("Cannot get a reply: the connection was lost");
+    p.done = true;
+    rejectPending(p, error);
+    controller.abort(new Error("too late")); // its listener is gone: nothing more happens
+    await assert.rejects(promise, (e) => e === error);
+  });
+
+  it("rejects a signal-bound entry with the signal's reason when it aborts first", async () => {
+    const controller = new AbortController();
+    const { promise, p } = entry(false);
+    bindSignal(p, controller.signal);
+    const reason = new Error("stop");
+    controller.abort(reason);
+    assert.equal(p.done, true);
+    await assert.rejects(promise, (e) => e === reason);
   });
 });
