@@ -56,6 +56,7 @@ export {
 } from "./src/client/pipeline.ts";
 export type { ClientMaintenanceState } from "./src/client/maintenance_support.ts";
 export type { ClientSideCacheOptions } from "./src/cache/options.ts";
+export type { ClientSideCachePart } from "./src/cache/part.ts";
 export type { CacheStats } from "./src/cache/cache_store.ts";
 export {
   METRIC_GROUPS,

@@ -9,11 +9,7 @@ import type { Logger } from "../logger.ts";
 import type { MetricsOptions, TracingOptions } from "../observability/metrics.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
-import {
-  type ClientSideCacheOptions,
-  resolveCacheOptions,
-  type ResolvedCacheOptions,
-} from "../cache/options.ts";
+import type { ClientSideCachePart } from "../cache/part.ts";
 import { splitEndpoint } from "../endpoint.ts";
 import { checkKeys, type KeyTable, received } from "../_validate.ts";
 
@@ -149,11 +145,12 @@ export interface RedisClientOptions {
   maintenanceNotifications?: ClientMaintenanceOptions;
   /**
    * Client-side caching of read replies, kept true by server-assisted invalidation (RESP3
-   * `CLIENT TRACKING`, or on RESP2 a connection subscribed to `__redis__:invalidate`). `true`
-   * for the defaults. Off by default.
+   * `CLIENT TRACKING`, or on RESP2 a connection subscribed to `__redis__:invalidate`): the part
+   * `clientSideCache({ ... })` of `@edge/redis/cache` makes (this entry carries none of the
+   * cache's code). Off by default; `false` is off too.
    * @default {undefined}
    */
-  clientSideCache?: ClientSideCacheOptions | boolean;
+  clientSideCache?: ClientSideCachePart | false;
   /** Opens sockets; detected from the runtime by default. */
   connector?: Connector;
   /** Where to log. @default {silent} */
@@ -199,7 +196,7 @@ export interface ResolvedClientOptions {
   maxExclusiveConnections: number;
   exclusiveIdleTimeout: number;
   maxBufferedMessages: number;
-  clientSideCache: ResolvedCacheOptions | undefined;
+  clientSideCache: ClientSideCachePart | undefined;
 }
 
 /** Internal: The keys of {@linkcode RedisClientOptions}: anything else is a slip. */
@@ -249,18 +246,6 @@ const NESTED_OPTION_KEYS: [string, Readonly<Record<string, true>>][] = [
     { caCerts: true, serverName: true, cert: true, key: true } satisfies KeyTable<TlsOptions>,
   ],
   [
-    "clientSideCache",
-    {
-      maxEntries: true,
-      maxBytes: true,
-      ttl: true,
-      mode: true,
-      prefixes: true,
-      clusterMissTtl: true,
-      maxStaleness: true,
-    } satisfies KeyTable<ClientSideCacheOptions>,
-  ],
-  [
     "metrics",
     {
       meterProvider: true,
@@ -276,8 +261,9 @@ const NESTED_OPTION_KEYS: [string, Readonly<Record<string, true>>][] = [
 
 /**
  * @internal Checks the client options every kind shares for unknown keys (a `TypeError` with a
- * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect`, `tls` and
- * `clientSideCache` included.
+ * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect`, `tls`, `metrics` and
+ * `tracing` included (the `clientSideCache` part checked its own when it was made: here it is
+ * only told from anything else, see {@linkcode resolveCachePart}).
  *
  * @param o The options.
  * @param known The keys of this kind's options.
@@ -295,6 +281,8 @@ export function checkClientOptionKeys(
     const v = nested[name];
     if (typeof v === "object" && v !== null) checkKeys(v, keys, name);
   }
+  // Every kind refuses a cache given in the old form (an options object) the same way.
+  resolveCachePart(nested.clientSideCache);
 }
 
 /**
@@ -625,8 +613,32 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
     ),
     exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
     maxBufferedMessages: positiveInteger("maxBufferedMessages", o.maxBufferedMessages, 10_000),
-    clientSideCache: o.clientSideCache === undefined || o.clientSideCache === false
-      ? undefined
-      : resolveCacheOptions(o.clientSideCache),
+    clientSideCache: resolveCachePart(o.clientSideCache),
   };
+}
+
+/**
+ * Internal: The `clientSideCache` option: a part made by `clientSideCache()` of
+ * `@edge/redis/cache`, or nothing. The cache's options used to be given here as a plain object:
+ * that form is refused with what to import instead (this entry has no cache code to build one).
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when the cache is off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveCachePart(v: unknown): ClientSideCachePart | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (
+    typeof v === "object" && v !== null && (v as { part?: unknown }).part === "clientSideCache" &&
+    typeof (v as { _create?: unknown })._create === "function"
+  ) {
+    return v as ClientSideCachePart;
+  }
+  const what = typeof v === "object" && v !== null && !Array.isArray(v)
+    ? "a plain options object"
+    : received(v);
+  throw new TypeError(
+    `Cannot enable clientSideCache from ${what}: pass clientSideCache({ ... }), imported from ` +
+      `"@edge/redis/cache"`,
+  );
 }

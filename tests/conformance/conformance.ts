@@ -8,6 +8,7 @@ import { ClosedError, ReplyError } from "../../src/errors.ts";
 import { waitFor } from "../_helpers/load.ts";
 import type { ConformanceClient, Deployment, Endpoint, Kind, KindClientOptions } from "./kinds.ts";
 import { ServerWatch } from "./_server_watch.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
 import { metricsHarness } from "../_helpers/otel.ts";
 
 /** How long a message, a reply or a server-side change may take to show. */
@@ -398,7 +399,7 @@ export function conformance<D extends Deployment>(
     // ---- 6. client-side cache
 
     it("client-side cache: own writes in multi(), pipeline() and set() drop the cached value", async () => {
-      const c = client({ clientSideCache: { maxEntries: 1000 } });
+      const c = client({ clientSideCache: clientSideCache({ maxEntries: 1000 }) });
       const k = key("cache");
       const hits = () => c.cacheStats?.()?.hits;
       await c.set(k, "v1");
@@ -433,6 +434,48 @@ export function conformance<D extends Deployment>(
       }
       assert.deepEqual(problems, []);
       await c.close();
+    });
+
+    it("client-side cache: the old form (a plain options object) is refused with what to import", () => {
+      for (
+        const [value, what] of [[{ maxEntries: 1000 }, "a plain options object"], [true, "true"]]
+      ) {
+        assert.throws(() => client({ clientSideCache: value as never }), {
+          name: "TypeError",
+          message: `Cannot enable clientSideCache from ${what}: pass clientSideCache({ ... }), ` +
+            `imported from "@edge/redis/cache"`,
+        });
+      }
+    });
+
+    it("client-side cache: one part given to two clients makes a cache for each", async () => {
+      const part = clientSideCache({ maxEntries: 1000 });
+      const a = client({ clientSideCache: part });
+      const b = client({ clientSideCache: part });
+      const k = key("shared-part");
+      await a.set(k, "v1");
+      assert.equal(await a.get(k), "v1");
+      assert.equal(await a.get(k), "v1");
+      assert.equal(await b.get(k), "v1");
+      const hitsA = a.cacheStats?.()?.hits;
+      const hitsB = b.cacheStats?.()?.hits;
+      if (hitsA !== undefined && hitsB !== undefined) {
+        assert.equal(hitsA, 1, "the second GET of a is from its cache");
+        assert.equal(hitsB, 0, "b's first GET is not from a's cache");
+        assert.equal(b.cacheStats?.()?.misses, 1);
+      }
+      // Each tracks on its own connections: b's write reaches a's cache too.
+      await b.set(k, "v2");
+      const end = Date.now() + 5_000;
+      let got = await a.get(k);
+      while (got !== "v2" && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 10));
+        got = await a.get(k);
+      }
+      assert.equal(got, "v2", "a's cache was told of b's write");
+      assert.equal(await b.get(k), "v2");
+      await a.close();
+      await b.close();
     });
 
     // ---- 7. events

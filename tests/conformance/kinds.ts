@@ -6,6 +6,7 @@ import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
 import type { MetricsOptions } from "../../src/observability/metrics.ts";
+import type { ClientSideCachePart } from "../../src/cache/mod.ts";
 import { startRedis } from "../_helpers/redis_server.ts";
 import { startCluster } from "../_helpers/cluster.ts";
 import { startSentinelGroup } from "../_helpers/sentinel.ts";
@@ -20,8 +21,8 @@ export interface Endpoint {
 export interface KindClientOptions {
   /** `CLIENT SETNAME` of every connection, so the servers can tell the client's sockets. */
   clientName?: string;
-  /** The client-side cache. */
-  clientSideCache?: { maxEntries: number };
+  /** The client-side cache (a part of `@edge/redis/cache`). */
+  clientSideCache?: ClientSideCachePart;
   /** OpenTelemetry metrics (a multi-db client hands them to its databases' clients). */
   metrics?: MetricsOptions;
 }

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { type Logger, type MetricGroup, RedisClient } from "../../mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { allHealthy, waitFor } from "../_helpers/load.ts";
 import { sleep } from "../_helpers/leaks.ts";
@@ -243,7 +244,7 @@ describe("metrics", () => {
       const client = new RedisClient({
         url: s.url,
         reconnect: false,
-        clientSideCache: extra.cache === true,
+        clientSideCache: extra.cache === true && clientSideCache(),
         metrics,
       });
       const admin = new RedisClient({ url: s.url });
@@ -322,7 +323,7 @@ describe("metrics", () => {
   it("client-side cache: one hit and one miss", async () => {
     const client = new RedisClient({
       url: server.url,
-      clientSideCache: true,
+      clientSideCache: clientSideCache(),
       metrics: { meterProvider: h.meterProvider, groups: ["client-side-caching"] },
     });
     await client.set("cached", "v");
