@@ -6,7 +6,7 @@
 
 import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
-import type { MetricsOptions, TracingOptions } from "../observability/metrics.ts";
+import type { MetricsPart, TracingPart } from "../observability/part.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
 import type { ClientSideCachePart } from "../cache/part.ts";
@@ -157,17 +157,19 @@ export interface RedisClientOptions {
   logger?: Logger;
   /**
    * OpenTelemetry metrics under the names the Redis clients share, recorded through the
-   * `meterProvider` given (structurally typed: no dependency). Off by default; when off,
-   * nothing is recorded or allocated per command.
+   * `meterProvider` given (structurally typed: no dependency): the part
+   * `otelMetrics({ meterProvider, ... })` of `@edge/redis/otel` makes (this entry carries none of
+   * the recorder). Off by default; when off, nothing is recorded or allocated per command.
    * @default {undefined}
    */
-  metrics?: MetricsOptions;
+  metrics?: MetricsPart;
   /**
    * OpenTelemetry traces: a span per command or batch (`db.operation.name`; `db.query.text`
-   * only with `queryText`, never argument values), through the `tracerProvider` given.
+   * only with `queryText`, never argument values): the part `otelTracing({ tracerProvider })` of
+   * `@edge/redis/otel` makes.
    * @default {undefined}
    */
-  tracing?: TracingOptions;
+  tracing?: TracingPart;
   /**
    * Time and timers: command deadlines, keep-alive, reconnect backoff, the exclusive pool's idle
    * timeout. Tests inject a manual clock. @default {the system clock}
@@ -245,25 +247,13 @@ const NESTED_OPTION_KEYS: [string, Readonly<Record<string, true>>][] = [
     "tls",
     { caCerts: true, serverName: true, cert: true, key: true } satisfies KeyTable<TlsOptions>,
   ],
-  [
-    "metrics",
-    {
-      meterProvider: true,
-      groups: true,
-      includeCommands: true,
-      excludeCommands: true,
-      hideChannelNames: true,
-      buckets: true,
-    } satisfies KeyTable<MetricsOptions>,
-  ],
-  ["tracing", { tracerProvider: true, queryText: true } satisfies KeyTable<TracingOptions>],
 ];
 
 /**
  * @internal Checks the client options every kind shares for unknown keys (a `TypeError` with a
- * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect`, `tls`, `metrics` and
- * `tracing` included (the `clientSideCache` part checked its own when it was made: here it is
- * only told from anything else, see {@linkcode resolveCachePart}).
+ * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect` and `tls` included (the
+ * parts, `clientSideCache`, `metrics` and `tracing`, checked their own when they were made: here
+ * they are only told from anything else, see {@linkcode resolveCachePart}).
  *
  * @param o The options.
  * @param known The keys of this kind's options.
@@ -281,8 +271,10 @@ export function checkClientOptionKeys(
     const v = nested[name];
     if (typeof v === "object" && v !== null) checkKeys(v, keys, name);
   }
-  // Every kind refuses a cache given in the old form (an options object) the same way.
+  // Every kind refuses a part given in the old form (an options object) the same way.
   resolveCachePart(nested.clientSideCache);
+  resolveMetricsPart(nested.metrics);
+  resolveTracingPart(nested.tracing);
 }
 
 /**
@@ -627,18 +619,53 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
  * @throws {TypeError} Anything else.
  */
 export function resolveCachePart(v: unknown): ClientSideCachePart | undefined {
+  return partOf(v, "clientSideCache", "_create", "clientSideCache", "@edge/redis/cache");
+}
+
+/**
+ * Internal: The `metrics` option: a part made by `otelMetrics()` of `@edge/redis/otel`, or
+ * nothing; anything else (the plain options object of earlier versions) is refused with what to
+ * import instead.
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when metrics are off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveMetricsPart(v: unknown): MetricsPart | undefined {
+  return partOf(v, "metrics", "_recorder", "otelMetrics", "@edge/redis/otel");
+}
+
+/**
+ * Internal: The `tracing` option: a part made by `otelTracing()` of `@edge/redis/otel`, or
+ * nothing; anything else is refused with what to import instead.
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when tracing is off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveTracingPart(v: unknown): TracingPart | undefined {
+  return partOf(v, "tracing", "_recorder", "otelTracing", "@edge/redis/otel");
+}
+
+/** A part named `part` (with its builder `member`), `undefined` for none, else the refusal. */
+function partOf<T>(
+  v: unknown,
+  part: string,
+  member: string,
+  factory: string,
+  entry: string,
+): T | undefined {
   if (v === undefined || v === false) return undefined;
   if (
-    typeof v === "object" && v !== null && (v as { part?: unknown }).part === "clientSideCache" &&
-    typeof (v as { _create?: unknown })._create === "function"
+    typeof v === "object" && v !== null && (v as { part?: unknown }).part === part &&
+    typeof (v as Record<string, unknown>)[member] === "function"
   ) {
-    return v as ClientSideCachePart;
+    return v as T;
   }
   const what = typeof v === "object" && v !== null && !Array.isArray(v)
     ? "a plain options object"
     : received(v);
   throw new TypeError(
-    `Cannot enable clientSideCache from ${what}: pass clientSideCache({ ... }), imported from ` +
-      `"@edge/redis/cache"`,
+    `Cannot enable ${part} from ${what}: pass ${factory}({ ... }), imported from "${entry}"`,
   );
 }

@@ -9,6 +9,7 @@ import { waitFor } from "../_helpers/load.ts";
 import type { ConformanceClient, Deployment, Endpoint, Kind, KindClientOptions } from "./kinds.ts";
 import { ServerWatch } from "./_server_watch.ts";
 import { clientSideCache } from "../../src/cache/mod.ts";
+import { otelMetrics, otelTracing } from "../../src/observability/mod.ts";
 import { metricsHarness } from "../_helpers/otel.ts";
 
 /** How long a message, a reply or a server-side change may take to show. */
@@ -436,16 +437,32 @@ export function conformance<D extends Deployment>(
       await c.close();
     });
 
-    it("client-side cache: the old form (a plain options object) is refused with what to import", () => {
-      for (
-        const [value, what] of [[{ maxEntries: 1000 }, "a plain options object"], [true, "true"]]
-      ) {
-        assert.throws(() => client({ clientSideCache: value as never }), {
+    it("parts: the old form (a plain options object) is refused with what to import", async () => {
+      const plain = "a plain options object";
+      const cases: [KindClientOptions, string, string][] = [
+        [{ clientSideCache: { maxEntries: 1000 } as never }, "clientSideCache", plain],
+        [{ clientSideCache: true as never }, "clientSideCache", "true"],
+        [{ metrics: { meterProvider: { getMeter() {} } } as never }, "metrics", plain],
+        [{ tracing: { tracerProvider: { getTracer() {} } } as never }, "tracing", plain],
+      ];
+      const how: Record<string, string> = {
+        clientSideCache: 'clientSideCache({ ... }), imported from "@edge/redis/cache"',
+        metrics: 'otelMetrics({ ... }), imported from "@edge/redis/otel"',
+        tracing: 'otelTracing({ ... }), imported from "@edge/redis/otel"',
+      };
+      for (const [options, option, what] of cases) {
+        assert.throws(() => client(options), {
           name: "TypeError",
-          message: `Cannot enable clientSideCache from ${what}: pass clientSideCache({ ... }), ` +
-            `imported from "@edge/redis/cache"`,
+          message: `Cannot enable ${option} from ${what}: pass ${how[option]}`,
         });
       }
+      // The parts themselves are taken by every kind (nothing is dialled before a command).
+      const c = client({
+        clientSideCache: clientSideCache(),
+        metrics: otelMetrics({ meterProvider: { getMeter: () => ({}) as never } }),
+        tracing: otelTracing({ tracerProvider: { getTracer: () => ({}) as never } }),
+      });
+      await c.close();
     });
 
     it("client-side cache: one part given to two clients makes a cache for each", async () => {
@@ -618,7 +635,9 @@ export function conformance<D extends Deployment>(
     it("metrics: each error a caller receives is one redis.client.errors, by command", async () => {
       const h = await metricsHarness();
       try {
-        const c = client({ metrics: { meterProvider: h.meterProvider, groups: ["resiliency"] } });
+        const c = client({
+          metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["resiliency"] }),
+        });
         const k = key("errors");
         await c.set(k, "v");
         await assert.rejects(c.hget(k, "f"), ReplyError); // an error reply, typed
