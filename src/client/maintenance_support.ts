@@ -135,6 +135,8 @@ export class MaintenanceSupport {
     this.carry(this.controller.attach(conn, this.#key(conn)));
     return [{
       args: plan.command,
+      // Opted in or not, a command behind it means the same (only pushes are acted on or not).
+      commandsMayFollow: true,
       onReply: (v: RespValue) => {
         if (!(v instanceof ReplyError)) {
           this.#optedIn.add(conn);

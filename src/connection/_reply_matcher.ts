@@ -14,7 +14,7 @@ import type { LoadingRetry } from "./_loading_retry.ts";
 import { rejectPending, releasePending } from "./_pending.ts";
 import { isMessageKind, isPubSubArray, pushKind, takeConfirmation } from "./_pubsub_replies.ts";
 import { formatEndpoint } from "../endpoint.ts";
-import { FLAG_BINARY, FLAG_PING } from "../command_flags.ts";
+import { FLAG_BINARY, FLAG_EARLY, FLAG_PING } from "../command_flags.ts";
 import type { ConnectionHooks } from "./connection_options.ts";
 
 /** What reply matching needs of its Connection, fixed at creation. */
@@ -46,6 +46,15 @@ function notRedisHint(e: Error, replies: number): string {
   return m !== null && (m[1] === "H" || m[1] === "<")
     ? " (this is not a Redis server: it answers like an HTTP server; check the host and port)"
     : "";
+}
+
+/**
+ * Whether an error reply to a command written behind a handshake says the server did not run
+ * it: LOADING (not applied while the data set loads), or NOAUTH once a step of the handshake
+ * failed (the AUTH it needed was refused). Any other reply is the command's own.
+ */
+function notRun(e: ReplyError, link: Link): boolean {
+  return e.prefix === "LOADING" || (e.prefix === "NOAUTH" && link.setupFailed);
 }
 
 /** Matches the replies and pushes of a Connection's sockets to their commands. */
@@ -116,6 +125,11 @@ export class ReplyMatcher {
     if (value instanceof ReplyError) {
       // Refused while the server loads its data set: not applied, so sent again later.
       if (value.prefix === "LOADING" && this.#loading.keep(link, p)) return;
+      // Written behind a handshake and refused unrun before the socket is ready: queued again.
+      if ((p.flags & FLAG_EARLY) !== 0 && !link.ready && notRun(value, link)) {
+        (link.notRun ??= []).push(p);
+        return;
+      }
       p.done = true;
       rejectPending(p, value);
       releasePending(p);

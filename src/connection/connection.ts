@@ -50,7 +50,7 @@ import type { Transform } from "../resp/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
-import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
+import { type EarlyCommands, openLink, type OpenSettings, untilAborted } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
 import { noop, type Pending, rejectPending } from "./_pending.ts";
@@ -146,7 +146,7 @@ export class Connection {
   #lastError: Error | undefined;
   #connectPromise: Promise<void> | undefined;
   /** Connection attempts in progress: each entry aborts one. */
-  readonly #opening = new Set<(e: Error) => void>();
+  readonly #opening = new Set<(e: Error, unlessWritten?: boolean) => void>();
   readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
   readonly #openSettings: OpenSettings;
   readonly #label: string;
@@ -162,6 +162,8 @@ export class Connection {
   #owner: (() => boolean) | undefined;
   /** Counts connect attempts: a superseded attempt's outcome is ignored. */
   #attempt = 0;
+  /** The commands a new socket may write behind its handshake; `undefined` without `pipelineHandshake`. */
+  readonly #early: EarlyCommands | undefined;
 
   /**
    * Creates a connection; it opens its socket on the first command or on `connect()`.
@@ -243,6 +245,18 @@ export class Connection {
       },
     });
     this.#openSettings = this.#makeOpenSettings();
+    this.#early = options.pipelineHandshake === true
+      ? {
+        // Not while work is held (a handoff, a loading server, refused commands first) or a
+        // maintenance window relaxes the timeouts.
+        take: (link) =>
+          this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
+            this.#queue.policy !== undefined
+            ? 0
+            : this.#queue.takeEarly(link),
+        giveBack: (commands) => this.#queue.giveBack(commands),
+      }
+      : undefined;
   }
 
   /** The endpoint the connection is (or will be) connected to. */
@@ -374,7 +388,8 @@ export class Connection {
           "started by another request (Cloudflare Workers); a new one starts from this request",
         { written: false },
       );
-      for (const abort of [...this.#opening]) abort(superseded);
+      // An attempt that wrote commands behind its handshake runs on (`#setAside`).
+      for (const abort of [...this.#opening]) abort(superseded, true);
       this.#to(STATE_WAITING);
     } else if (state === STATE_WAITING) {
       // Its timer may belong to an ended request: the caller connects now.
@@ -533,22 +548,24 @@ export class Connection {
         this.#sockets.dialTimeout(endpoint, false),
         this.#openSettings,
         signal,
+        this.#early,
       );
       if (attempt !== this.#attempt) {
-        // Superseded by an attempt from another request (`#rebind`).
-        link.closed = true;
-        link.transport.close();
+        // Superseded by an attempt from another request (`#rebind`): what it wrote behind its
+        // handshake is answered on it, in its own request.
+        this.#setAside(link);
         return;
       }
       if (this.#state >= STATE_CLOSING) {
         link.closed = true;
         link.transport.close();
-        throw new ClosedError("Cannot connect: the connection was closed meanwhile");
+        const e = new ClosedError("Cannot connect: the connection was closed meanwhile");
+        rejectInflight(link, e);
+        throw e;
       }
       if (this.#link !== undefined && !this.#link.closed) {
         // A handoff installed its replacement meanwhile: keep that one.
-        link.closed = true;
-        link.transport.close();
+        this.#setAside(link);
         return;
       }
       this.#install(link);
@@ -570,8 +587,41 @@ export class Connection {
     }
   }
 
+  /**
+   * A ready socket that will not be the current one: closed, or, while commands written behind
+   * its handshake are unanswered, retired (it closes once they are answered).
+   */
+  #setAside(link: Link): void {
+    this.#giveBackNotRun(link);
+    if (link.inflight.length > 0) {
+      this.#sockets.retire(link);
+      return;
+    }
+    link.closed = true;
+    link.transport.close();
+  }
+
+  /** Queues again what the server did not run of the commands behind `link`'s handshake. */
+  #giveBackNotRun(link: Link): void {
+    const notRun = link.notRun;
+    if (notRun === undefined) return;
+    link.notRun = undefined;
+    this.#queue.giveBack(notRun);
+  }
+
   /** Makes `link` the current socket and flushes the backlog. */
   #install(link: Link): void {
+    if (link.early > 0) {
+      this.#giveBackNotRun(link);
+      // Their deadlines were armed while the socket was not current: arm them again.
+      const q = link.inflight;
+      for (let i = 0; i < q.length; i++) {
+        const p = q.at(i)!;
+        if (!p.done && p.deadline !== 0 && p.deadline < this.#deadlines.armedAt) {
+          this.#deadlines.arm(p.deadline);
+        }
+      }
+    }
     this.#link = this.#replies.current = this.#queue.link = link;
     this.#to(STATE_READY);
     this.#everReady = true;
