@@ -364,16 +364,17 @@ function settleEarly(link: Link, e: Error, early: EarlyCommands | undefined): vo
       continue;
     }
     p.done = true;
+    const why = `Cannot get the reply to "${
+      nameOf(p.cmd)
+    }": it was written with the handshake of a connection to "${
+      formatEndpoint(link.endpoint)
+    }" that closed before the reply: ${e.message}`;
+    // A connect timeout is the command's timeout too; written either way.
     rejectPending(
       p,
-      new ConnectionError(
-        `Cannot get the reply to "${
-          nameOf(p.cmd)
-        }": it was written with the handshake of a connection to "${
-          formatEndpoint(link.endpoint)
-        }" that closed before the reply: ${e.message}`,
-        { cause: e },
-      ),
+      e instanceof TimeoutError
+        ? new TimeoutError(why, { cause: e })
+        : new ConnectionError(why, { cause: e }),
     );
   }
   if (notRun.length > 0) early?.giveBack(notRun);
