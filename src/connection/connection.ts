@@ -27,6 +27,35 @@
  * - CLOSING: new commands are refused; what is due completes (`_close.ts`).
  * - CLOSED: everything is settled; no socket, no timer.
  *
+ * Commands behind the handshake (`pipelineHandshake`, the executor's shared connection only):
+ * a new socket of the connection's own (a connect or reconnect, not a handoff's replacement)
+ * writes the first queued commands in the same write as its handshake, so a fresh socket's first
+ * command costs one round trip, not two (`SendQueue.takeEarly`, `_open.ts`). When:
+ *
+ * - only if every handshake step says a command after it keeps its meaning whatever the step's
+ *   reply (`HandshakeStep.commandsMayFollow`): HELLO/AUTH as the `default` user (a failed AUTH
+ *   as another user would run the command as `default` where that user needs no password),
+ *   CLIENT SETNAME, CLIENT SETINFO, the maintenance opt-in. Never behind SELECT (a failed one
+ *   would run the command on database 0) or any session step: CLIENT TRACKING (a read answered
+ *   before tracking is confirmed could be cached untracked), pub/sub re-subscribes, a cluster
+ *   replica's READONLY, the cluster node check (the command could run on the wrong node);
+ * - not while work is held: a handoff's hold (MOVING), a LOADING hold or commands it refused
+ *   (they go first), a relaxed maintenance window;
+ * - the prefix of the queue up to the first blocking, subscribe-family, transaction (MULTI,
+ *   WATCH state) or no-reply command; those wait for the ready socket, as before. Exclusive
+ *   connections (WATCH sessions, blocking commands) and subscribers never do it.
+ *
+ * Each such command gets its own reply whatever the handshake's outcome: a command the server
+ * ran after a failed AUTH or an unknown HELLO is answered with its reply (never reported as not
+ * run: a caller would retry an INCR); NOAUTH after a failed step and LOADING mean not run: the
+ * command goes back in front of the queue (a first connect then fails it unwritten with the
+ * handshake's error, a reconnect keeps it for the next socket, as for any queued command). A
+ * failed handshake's error surfaces once those replies are in. A command unanswered when its
+ * socket goes during the handshake was written: `ConnectionError` (or `TimeoutError` after a
+ * connect timeout), never sent twice, except after a `maxclients` refusal (the server read
+ * nothing). On Workers, an attempt superseded by another request's (`#rebind`) that wrote
+ * commands runs on and is retired, so they are answered in their own request.
+ *
  * The parts, each in its own file, each seeing only what its host interface lends it:
  * admission, queue and flush, the write half of the per-command path (`_send_queue.ts`, its
  * checks in `_admission.ts`); reply matching, the reply half (`_reply_matcher.ts`, the pub/sub
@@ -254,7 +283,7 @@ export class Connection {
             this.#queue.policy !== undefined
             ? 0
             : this.#queue.takeEarly(link),
-        giveBack: (commands) => this.#queue.giveBack(commands),
+        giveBack: (commands) => this.#giveBack(commands),
       }
       : undefined;
   }
@@ -606,7 +635,26 @@ export class Connection {
     const notRun = link.notRun;
     if (notRun === undefined) return;
     link.notRun = undefined;
-    this.#queue.giveBack(notRun);
+    this.#giveBack(notRun);
+  }
+
+  /**
+   * Commands written behind a handshake that the server did not run: back in front of the
+   * queue, or, once the connection is closing, rejected as never sent.
+   */
+  #giveBack(commands: Pending[]): void {
+    if (this.#state < STATE_CLOSING) {
+      this.#queue.giveBack(commands);
+      return;
+    }
+    const e = new ClosedError("Cannot send the command: the connection was closed", {
+      written: false,
+    });
+    for (const p of commands) {
+      if (p.done) continue;
+      p.done = true;
+      rejectPending(p, e);
+    }
   }
 
   /** Makes `link` the current socket and flushes the backlog. */

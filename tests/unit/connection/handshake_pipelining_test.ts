@@ -185,6 +185,41 @@ describe("Connection commands behind the handshake", () => {
     await assertNoLeaks();
   });
 
+  it("close() while the replies behind a failed handshake arrive: nothing is left waiting", async () => {
+    const { conn } = fakeConnection(
+      (cmd) => cmd[0] === "HELLO" ? WRONGPASS : cmd[0] === "GET" ? HANG : undefined,
+      { pipelineHandshake: true, password: "nope" },
+    );
+    const get = conn.send(["GET", "k"], undefined, 0).then(() => undefined, (e) => e);
+    await sleep(5);
+    await conn.close();
+    const err = await within(get, 500);
+    assert.ok(err instanceof ConnectionError, String(err));
+    await assertNoLeaks();
+  });
+
+  it("close() while a NOAUTH'd command waits to be queued again: it fails as never sent", async () => {
+    const { conn } = fakeConnection(
+      (cmd) =>
+        cmd[0] === "HELLO"
+          ? WRONGPASS
+          : cmd[0] === "GET"
+          ? NOAUTH
+          : cmd[0] === "PING"
+          ? HANG
+          : undefined,
+      { pipelineHandshake: true, password: "nope" },
+    );
+    const get = conn.send(["GET", "k"], undefined, 0).then(() => undefined, (e) => e);
+    const ping = conn.send(["PING"], undefined, 0).then(() => undefined, (e) => e);
+    await sleep(5);
+    await conn.close();
+    const err = await within(get, 500);
+    assert.ok(err instanceof Error && (err as ConnectionError).written === false, String(err));
+    assert.notEqual(await within(ping, 500), "pending");
+    await assertNoLeaks();
+  });
+
   it("a command refused with LOADING behind the handshake is queued again and runs", async () => {
     let loading = 2;
     const { conn, transports } = fakeConnection(
