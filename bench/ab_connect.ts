@@ -9,7 +9,7 @@
 //
 // Needs a server with the bench keys (`seed()` in bench/_raw.ts).
 import process from "node:process";
-import { connect, createServer, type Socket } from "node:net";
+import { delayProxy } from "./_delay_proxy.ts";
 import { KEYS } from "./_raw.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -23,45 +23,6 @@ if (!baseDir || !portArg) {
 }
 const rounds = Number(roundsArg);
 const delay = Number(delayArg);
-
-/** A proxy that forwards every chunk `delay` ms later, in order, each way. */
-function delayProxy(
-  target: number,
-  ms: number,
-): Promise<{ port: number; close(): void }> {
-  const open = new Set<Socket>();
-  const server = createServer((c) => {
-    const u = connect(target, "127.0.0.1");
-    open.add(c);
-    open.add(u);
-    const pipe = (from: Socket, to: Socket) =>
-      from.on("data", (d) => setTimeout(() => to.destroyed || to.write(d), ms));
-    pipe(c, u);
-    pipe(u, c);
-    const end = () => {
-      setTimeout(() => {
-        c.destroy();
-        u.destroy();
-        open.delete(c);
-        open.delete(u);
-      }, ms);
-    };
-    c.on("close", end).on("error", end);
-    u.on("close", end).on("error", end);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      const a = server.address();
-      resolve({
-        port: typeof a === "object" && a ? a.port : 0,
-        close: () => {
-          for (const s of open) s.destroy();
-          server.close();
-        },
-      });
-    })
-  );
-}
 
 const proxy = delay > 0 ? await delayProxy(Number(portArg), delay) : undefined;
 const url = `redis://127.0.0.1:${proxy?.port ?? portArg}`;
