@@ -3,7 +3,7 @@
 // failure is a "Cannot connect" error that never counts as written.
 import type { Clock } from "../_clock.ts";
 import { countSocket } from "../_resources.ts";
-import { ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
+import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
 import type { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
@@ -369,11 +369,13 @@ function settleEarly(link: Link, e: Error, early: EarlyCommands | undefined): vo
     }": it was written with the handshake of a connection to "${
       formatEndpoint(link.endpoint)
     }" that closed before the reply: ${e.message}`;
-    // A connect timeout is the command's timeout too; written either way.
+    // A connect timeout is the command's timeout too, a close the client's; written either way.
     rejectPending(
       p,
       e instanceof TimeoutError
         ? new TimeoutError(why, { cause: e })
+        : e instanceof ClosedError
+        ? new ClosedError(why, { cause: e })
         : new ConnectionError(why, { cause: e }),
     );
   }

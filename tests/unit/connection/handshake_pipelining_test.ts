@@ -3,7 +3,7 @@
 // says it did not run them, and never behind a step whose failure would change their meaning.
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConnectionError, ReplyError, TimeoutError } from "../../../src/errors.ts";
+import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../../../src/errors.ts";
 import { encodeValue } from "../../../src/resp/encoder.ts";
 import { FLAG_BLOCKING, FLAG_SUBSCRIBE } from "../../../src/connection/connection.ts";
 import { assertNoLeaks, markLeakBaseline } from "../../_helpers/leaks.ts";
@@ -194,7 +194,8 @@ describe("Connection commands behind the handshake", () => {
     await sleep(5);
     await conn.close();
     const err = await within(get, 500);
-    assert.ok(err instanceof ConnectionError, String(err));
+    assert.ok(err instanceof ClosedError, String(err));
+    assert.equal(err.written, true);
     await assertNoLeaks();
   });
 
