@@ -77,6 +77,8 @@ function commandName(args: RedisArgument[]): string {
  * @param early The queued commands that may be written behind the handshake. On success the
  *   link's `notRun` holds those to queue again; on failure they are queued again before the
  *   rejection, and those that may have run were answered or rejected as written.
+ * @param adopt Called with the ready link synchronously with the handshake's last reply, before
+ *   any reply behind it is read (must not throw).
  * @returns The ready link.
  */
 export function openLink(
@@ -85,6 +87,7 @@ export function openLink(
   s: OpenSettings,
   signal?: AbortSignal,
   early?: EarlyCommands,
+  adopt?: (link: Link) => void,
 ): Promise<Link> {
   const name = formatEndpoint(endpoint);
   return new Promise<Link>((resolve, reject) => {
@@ -180,7 +183,9 @@ export function openLink(
           fail(e as Error);
           return;
         }
-        runHandshake(l, steps, s.encoder, early).then(() => {
+        // Synchronous with the handshake's last reply: `adopt` installs the socket before the
+        // replies behind the handshake (same chunk) reach their callers.
+        const succeed = (): void => {
           if (settled) return;
           if (l.closed) {
             // A fault right after the handshake's replies (in the same chunk) closed it.
@@ -196,7 +201,12 @@ export function openLink(
           s.clock.clearTimer(timer);
           signal?.removeEventListener("abort", onAbort);
           l.ready = true;
+          adopt?.(l);
           resolve(l);
+        };
+        runHandshake(l, steps, s.encoder, early, succeed).then(() => {
+          // A success is settled by `succeed`; a fault that closed the socket first, here.
+          if (!settled) succeed();
         }, (e: Error) => {
           if (settled || l.early === 0 || l.closed || refusedSocket(e)) {
             fail(e);
@@ -258,6 +268,8 @@ export function untilAborted(
  * @param link The new socket.
  * @param steps The plan.
  * @param enc An empty encoder.
+ * @param early The queued commands that may follow the steps in their write.
+ * @param onSuccess Called synchronously with the last step's reply, when every step succeeded.
  * @returns Resolves once every step succeeded.
  */
 export function runHandshake(
@@ -265,9 +277,14 @@ export function runHandshake(
   steps: HandshakeStep[],
   enc: RespEncoder,
   early?: EarlyCommands,
+  onSuccess?: () => void,
 ): Promise<void> {
   const name = formatEndpoint(link.endpoint);
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<void>((resolved, reject) => {
+    const resolve = (): void => {
+      onSuccess?.();
+      resolved();
+    };
     let left = steps.length;
     let failed = false;
     const fails = (e: unknown): void => {

@@ -572,32 +572,20 @@ export class Connection {
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
       // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
       // resolveEndpoint points keeps trying there.)
-      const link = await openLink(
+      // The socket is taken synchronously with its handshake's last reply (`#adopt`): the
+      // replies behind the handshake, read right after, find it installed.
+      let refused: Error | undefined;
+      await openLink(
         endpoint,
         this.#sockets.dialTimeout(endpoint, false),
         this.#openSettings,
         signal,
         this.#early,
+        (link) => {
+          refused = this.#adopt(link, attempt);
+        },
       );
-      if (attempt !== this.#attempt) {
-        // Superseded by an attempt from another request (`#rebind`): what it wrote behind its
-        // handshake is answered on it, in its own request.
-        this.#setAside(link);
-        return;
-      }
-      if (this.#state >= STATE_CLOSING) {
-        link.closed = true;
-        link.transport.close();
-        const e = new ClosedError("Cannot connect: the connection was closed meanwhile");
-        rejectInflight(link, e);
-        throw e;
-      }
-      if (this.#link !== undefined && !this.#link.closed) {
-        // A handoff installed its replacement meanwhile: keep that one.
-        this.#setAside(link);
-        return;
-      }
-      this.#install(link);
+      if (refused !== undefined) throw refused;
     } catch (e) {
       const err = e as Error;
       if (attempt !== this.#attempt) return;
@@ -613,6 +601,40 @@ export class Connection {
         this.#scheduleReconnect(err);
       }
       throw err;
+    }
+  }
+
+  /**
+   * Takes the ready socket of attempt `attempt`: installs it, or sets it aside (superseded by an
+   * attempt from another request, or a handoff installed its replacement meanwhile).
+   *
+   * @returns The error the attempt fails with, if any (the connection closed meanwhile).
+   */
+  #adopt(link: Link, attempt: number): Error | undefined {
+    try {
+      if (attempt !== this.#attempt) {
+        // Superseded by an attempt from another request (`#rebind`): what it wrote behind its
+        // handshake is answered on it, in its own request.
+        this.#setAside(link);
+        return undefined;
+      }
+      if (this.#state >= STATE_CLOSING) {
+        link.closed = true;
+        link.transport.close();
+        const e = new ClosedError("Cannot connect: the connection was closed meanwhile");
+        rejectInflight(link, e);
+        return e;
+      }
+      if (this.#link !== undefined && !this.#link.closed) {
+        // A handoff installed its replacement meanwhile: keep that one.
+        this.#setAside(link);
+        return undefined;
+      }
+      this.#install(link);
+      return undefined;
+    } catch (e) {
+      // Not into the reply matcher that called it: the attempt fails with it.
+      return e as Error;
     }
   }
 

@@ -7,7 +7,14 @@ import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../../..
 import { encodeValue } from "../../../src/resp/encoder.ts";
 import { FLAG_BLOCKING, FLAG_SUBSCRIBE } from "../../../src/connection/connection.ts";
 import { assertNoLeaks, markLeakBaseline } from "../../_helpers/leaks.ts";
-import { fakeConnection, type FakeTransport, HANG, sleep, within } from "./_fake_transport.ts";
+import {
+  fakeConnection,
+  type FakeTransport,
+  HANG,
+  SKIP,
+  sleep,
+  within,
+} from "./_fake_transport.ts";
 
 const names = (t: FakeTransport, write: number): string[] =>
   (t.batches[write] ?? []).map((c) => c.join(" "));
@@ -43,6 +50,28 @@ describe("Connection commands behind the handshake", () => {
     assert.equal(await conn.send(["GET", "c"], undefined, 0), "v-c");
     assert.equal(t.writes, 2);
     await conn.close();
+    await assertNoLeaks();
+  });
+
+  it("a command behind the handshake resolves on a ready connection (ready reported first)", async () => {
+    const order: string[] = [];
+    // The peer answers the whole write in one chunk: the handshake's replies and the GET's.
+    const { conn, transports } = fakeConnection((cmd, t) => {
+      if (cmd[0] === "HELLO") return SKIP;
+      const hello = encodeValue(new Map([["proto", 3]]), 3);
+      const v = encodeValue("v", 3);
+      const chunk = new Uint8Array(hello.length + v.length);
+      chunk.set(hello);
+      chunk.set(v, hello.length);
+      t.send(chunk);
+      return SKIP;
+    }, { pipelineHandshake: true, hooks: { onReady: () => order.push("ready") } });
+    const got = await conn.send(["GET", "k"], undefined, 0);
+    order.push(`reply ${got}`);
+    assert.deepEqual(order, ["ready", "reply v"]);
+    assert.equal(conn.ready, true);
+    assert.equal(transports[0]!.writes, 1);
+    conn.destroy();
     await assertNoLeaks();
   });
 
