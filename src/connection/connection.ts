@@ -47,14 +47,17 @@
  *
  * Each such command gets its own reply whatever the handshake's outcome: a command the server
  * ran after a failed AUTH or an unknown HELLO is answered with its reply (never reported as not
- * run: a caller would retry an INCR); NOAUTH after a failed step and LOADING mean not run: the
+ * run: a caller would retry an INCR); after a failed step, NOAUTH and LOADING mean not run: the
  * command goes back in front of the queue (a first connect then fails it unwritten with the
  * handshake's error, a reconnect keeps it for the next socket, as for any queued command). A
- * failed handshake's error surfaces once those replies are in. A command unanswered when its
- * socket goes during the handshake was written: `ConnectionError` (or `TimeoutError` after a
- * connect timeout), never sent twice, except after a `maxclients` refusal (the server read
- * nothing). On Workers, an attempt superseded by another request's (`#rebind`) that wrote
- * commands runs on and is retired, so they are answered in their own request.
+ * failed handshake's error surfaces once those replies are in. When the handshake succeeds the
+ * socket is installed synchronously with its last reply (`#adopt`), so the replies behind it
+ * find a READY connection (LOADING goes to the LOADING retry as for any command, and a caller
+ * never sees a reply before the connection is ready). A command unanswered when its socket goes
+ * during the handshake was written: `ConnectionError` (`TimeoutError` after a connect timeout,
+ * `ClosedError` after `close()`), never sent twice, except after a `maxclients` refusal (the
+ * server read nothing). On Workers, an attempt superseded by another request's (`#rebind`) that
+ * wrote commands runs on and is retired, so they are answered in their own request.
  *
  * The parts, each in its own file, each seeing only what its host interface lends it:
  * admission, queue and flush, the write half of the per-command path (`_send_queue.ts`, its
