@@ -35,7 +35,8 @@
  * - only if every handshake step says a command after it keeps its meaning whatever the step's
  *   reply (`HandshakeStep.commandsMayFollow`): HELLO/AUTH as the `default` user (a failed AUTH
  *   as another user would run the command as `default` where that user needs no password),
- *   CLIENT SETNAME, CLIENT SETINFO, the maintenance opt-in. Never behind SELECT (a failed one
+ *   CLIENT SETNAME, CLIENT SETINFO, the maintenance opt-in in mode "auto" (in "enabled" no
+ *   command may run on a socket without notifications). Never behind SELECT (a failed one
  *   would run the command on database 0) or any session step: CLIENT TRACKING (a read answered
  *   before tracking is confirmed could be cached untracked), pub/sub re-subscribes, a cluster
  *   replica's READONLY, the cluster node check (the command could run on the wrong node);
@@ -53,7 +54,9 @@
  * failed handshake's error surfaces once those replies are in. When the handshake succeeds the
  * socket is installed synchronously with its last reply (`#adopt`), so the replies behind it
  * find a READY connection (LOADING goes to the LOADING retry as for any command, and a caller
- * never sees a reply before the connection is ready). A command unanswered when its socket goes
+ * never sees a reply before the connection is ready). While the socket is set up, their
+ * deadlines hold (`#settingUp`, scanned by `Deadlines`): a server slow to answer the write (a
+ * `DEBUG SLEEP` behind the handshake) times them out as usual. A command unanswered when its socket goes
  * during the handshake was written: `ConnectionError` (`TimeoutError` after a connect timeout,
  * `ClosedError` after `close()`), never sent twice, except after a `maxclients` refusal (the
  * server read nothing). On Workers, an attempt superseded by another request's (`#rebind`) that
@@ -194,6 +197,8 @@ export class Connection {
   #owner: (() => boolean) | undefined;
   /** Counts connect attempts: a superseded attempt's outcome is ignored. */
   #attempt = 0;
+  /** New sockets with commands behind their handshake, not yet ready (for their deadlines). */
+  readonly #settingUp = new Set<Link>();
   /** The commands a new socket may write behind its handshake; `undefined` without `pipelineHandshake`. */
   readonly #early: EarlyCommands | undefined;
 
@@ -281,11 +286,16 @@ export class Connection {
       ? {
         // Not while work is held (a handoff, a loading server, refused commands first) or a
         // maintenance window relaxes the timeouts.
-        take: (link) =>
-          this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
+        take: (link) => {
+          if (
+            this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
             this.#queue.policy !== undefined
-            ? 0
-            : this.#queue.takeEarly(link),
+          ) return 0;
+          const n = this.#queue.takeEarly(link);
+          // Their deadlines hold while the socket is set up.
+          if (n > 0) this.#settingUp.add(link);
+          return n;
+        },
         giveBack: (commands) => this.#giveBack(commands),
       }
       : undefined;
@@ -614,6 +624,7 @@ export class Connection {
    * @returns The error the attempt fails with, if any (the connection closed meanwhile).
    */
   #adopt(link: Link, attempt: number): Error | undefined {
+    this.#settingUp.delete(link);
     try {
       if (attempt !== this.#attempt) {
         // Superseded by an attempt from another request (`#rebind`): what it wrote behind its
@@ -769,6 +780,7 @@ export class Connection {
       unsent: this.#unsent,
       retry: this.#loading.queue,
       retiring: this.#sockets.retiring,
+      settingUp: this.#settingUp,
       link: () => this.#link,
       endpoint: () => this.endpoint,
       ready: () => this.#state === STATE_READY,
@@ -941,6 +953,7 @@ export class Connection {
       link.transport.close();
     }
     this.#sockets.closeRetiring();
+    this.#settingUp.clear();
     for (const abort of [...this.#opening]) {
       abort(new ClosedError("Cannot connect: the connection was closed"));
     }

@@ -5,6 +5,7 @@ import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../../../src/errors.ts";
 import { encodeValue } from "../../../src/resp/encoder.ts";
+import type { RespValue } from "../../../src/resp/types.ts";
 import { FLAG_BLOCKING, FLAG_SUBSCRIBE } from "../../../src/connection/connection.ts";
 import { assertNoLeaks, markLeakBaseline } from "../../_helpers/leaks.ts";
 import {
@@ -18,6 +19,18 @@ import {
 
 const names = (t: FakeTransport, write: number): string[] =>
   (t.batches[write] ?? []).map((c) => c.join(" "));
+
+/** Replies encoded back to back, for one chunk (a server's one write). */
+function oneChunk(...values: RespValue[]): Uint8Array {
+  const parts = values.map((v) => encodeValue(v, 3));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
 
 const WRONGPASS = new ReplyError("WRONGPASS invalid username-password pair or user is disabled.");
 const NOAUTH = new ReplyError("NOAUTH Authentication required.");
@@ -58,12 +71,7 @@ describe("Connection commands behind the handshake", () => {
     // The peer answers the whole write in one chunk: the handshake's replies and the GET's.
     const { conn, transports } = fakeConnection((cmd, t) => {
       if (cmd[0] === "HELLO") return SKIP;
-      const hello = encodeValue(new Map([["proto", 3]]), 3);
-      const v = encodeValue("v", 3);
-      const chunk = new Uint8Array(hello.length + v.length);
-      chunk.set(hello);
-      chunk.set(v, hello.length);
-      t.send(chunk);
+      t.send(oneChunk(new Map([["proto", 3]]), "v"));
       return SKIP;
     }, { pipelineHandshake: true, hooks: { onReady: () => order.push("ready") } });
     const got = await conn.send(["GET", "k"], undefined, 0);
@@ -324,6 +332,28 @@ describe("Connection commands behind the handshake", () => {
     assert.deepEqual(names(s.transports[0]!, 0), ["HELLO 3"]);
     s.conn.destroy();
     sub.catch(() => {});
+    await assertNoLeaks();
+  });
+
+  it("a command behind a handshake answered late (the server busy) times out at its own deadline", async () => {
+    // The server runs the whole write before it replies: the handshake's replies come late.
+    const { conn } = fakeConnection((cmd, t) => {
+      if (cmd[0] === "HELLO") return SKIP;
+      setTimeout(() => {
+        t.send(oneChunk(new Map([["proto", 3]]), "OK"));
+      }, 250);
+      return SKIP;
+    }, { pipelineHandshake: true, commandTimeout: 60, reconnect: false });
+    const started = Date.now();
+    const err = await conn.send(["DEBUG", "SLEEP", "0.25"], undefined, 0).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(err instanceof TimeoutError, String(err));
+    assert.ok(Date.now() - started < 200, `timed out after ${Date.now() - started} ms`);
+    await conn.connect();
+    assert.equal(conn.ready, true);
+    conn.destroy();
     await assertNoLeaks();
   });
 
