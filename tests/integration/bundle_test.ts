@@ -192,18 +192,19 @@ console.log(JSON.stringify(during));
     }
   });
 
-  it("`.` minified stays under 216 KB, its command key table in the compact form", async () => {
+  it("`.` minified stays under 220 KB, its command key table in the compact form", async () => {
     // The Workers bundle of a user is `.` (esbuild, minified): its size is the worker's parse
     // time on every cold start (measured 212.3 KB: the typed commands with their run-time argument
-    // checks, the connection, maintenance handling, the cache, the metrics recorder; the bound
-    // catches growth). The key table (the cache's, src/commands/key_spec.ts) ships as
+    // checks, the connection, maintenance handling, the cache, the metrics recorder; 213.4 KB at
+    // 9b2e271, 216.3 KB with the commands written behind the handshake, which halve a Worker's
+    // per-request connect; the bound catches growth). The key table (the cache's, src/commands/key_spec.ts) ships as
     // dictionaries and index characters, never as the text rows it decodes to.
     const min = mkdtempSync(join(tmpdir(), "edge-redis-bundle-min-"));
     try {
       const files = await bundleEntries(root, { ".": entries["."]! }, min, { minify: true });
       const text = readFileSync(files["."]!, "utf8");
       const bytes = new TextEncoder().encode(text).length;
-      assert.ok(bytes < 216 * 1024, `\`.\` is ${(bytes / 1024).toFixed(1)} KB minified`);
+      assert.ok(bytes < 220 * 1024, `\`.\` is ${(bytes / 1024).toFixed(1)} KB minified`);
       assert.match(text, /acl -2 0000;\|cat /, "the compact table is in the bundle");
       assert.doesNotMatch(text, /"acl\|cat -2 /, "the text rows are in the bundle");
     } finally {
