@@ -217,13 +217,14 @@ console.log(JSON.stringify(during));
     }
   });
 
-  it("`.` minified stays under 173 KB; the cache part carries the key table in the compact form", async () => {
+  it("`.` minified stays under 176 KB; the cache part carries the key table in the compact form", async () => {
     // The Workers bundle of a user is `.` (esbuild, minified): its size is the worker's parse
-    // time on every cold start (measured 171.0 KB: the typed commands with their run-time
+    // time on every cold start (measured 173.9 KB: the typed commands with their run-time
     // argument checks, the connection, maintenance handling; 213.4 KB before the client-side
-    // cache and the OpenTelemetry recorder became parts; the bound catches growth). The key table
-    // (src/commands/key_spec.ts) is in `./cache` and `./cluster` only, and ships as dictionaries
-    // and index characters, never as the text rows it decodes to.
+    // cache and the OpenTelemetry recorder became parts, +2.9 KB for the commands written behind
+    // the handshake; the bound catches growth). The key table (src/commands/key_spec.ts) is in
+    // `./cache` and `./cluster` only, and ships as dictionaries and index characters, never as
+    // the text rows it decodes to.
     const min = mkdtempSync(join(tmpdir(), "edge-redis-bundle-min-"));
     try {
       const files = await bundleEntries(
@@ -234,7 +235,7 @@ console.log(JSON.stringify(during));
       );
       const text = readFileSync(files["."]!, "utf8");
       const bytes = new TextEncoder().encode(text).length;
-      assert.ok(bytes < 173 * 1024, `\`.\` is ${(bytes / 1024).toFixed(1)} KB minified`);
+      assert.ok(bytes < 176 * 1024, `\`.\` is ${(bytes / 1024).toFixed(1)} KB minified`);
       assert.doesNotMatch(text, /acl -2 0000;\|cat /, "the key table is in the bundle of `.`");
       const cache = readFileSync(files["./cache"]!, "utf8");
       assert.match(cache, /acl -2 0000;\|cat /, "the compact table is in the bundle of ./cache");
