@@ -56,13 +56,11 @@ export {
 } from "./src/client/pipeline.ts";
 export type { ClientMaintenanceState } from "./src/client/maintenance_support.ts";
 export type { ClientSideCacheOptions } from "./src/cache/options.ts";
+export type { ClientSideCachePart } from "./src/cache/part.ts";
 export type { CacheStats } from "./src/cache/cache_store.ts";
-export {
-  METRIC_GROUPS,
-  type MetricGroup,
-  type MetricsOptions,
-  type TracingOptions,
-} from "./src/observability/metrics.ts";
+export { METRIC_GROUPS, type MetricGroup } from "./src/observability/metric_groups.ts";
+export type { MetricsOptions, TracingOptions } from "./src/observability/metrics.ts";
+export type { MetricsPart, TracingPart } from "./src/observability/part.ts";
 export type * from "./src/observability/otel_types.ts";
 export type {
   ConnectionSnapshot,

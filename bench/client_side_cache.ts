@@ -65,9 +65,12 @@ const CONTENDERS: Record<string, (url: string) => Promise<Contender>> = {
     const { RedisClient } = await import(
       new URL("../mod.ts", import.meta.url).href
     );
+    const { clientSideCache } = await import(
+      new URL("../src/cache/mod.ts", import.meta.url).href
+    );
     const c: Any = new RedisClient({
       url,
-      clientSideCache: { maxEntries: 100_000 },
+      clientSideCache: clientSideCache({ maxEntries: 100_000 }),
     });
     await c.connect();
     return {

@@ -78,6 +78,14 @@ export async function oursFrom(
     throw new LoadError(`${spec} does not export RedisClient`);
   }
   if (metrics?.groups === "every") metrics = { ...metrics, groups: [...mod.METRIC_GROUPS] };
+  if (metrics !== undefined) {
+    // Metrics are a part (`otelMetrics` of the `./otel` entry) since the `.` size cut; an older
+    // base takes the options object itself.
+    const otel: Any = await import(new URL("src/observability/mod.ts", spec).href).catch(
+      () => ({}),
+    );
+    if (typeof otel.otelMetrics === "function") metrics = otel.otelMetrics(metrics);
+  }
   const c: Any = new mod.RedisClient({ url, metrics });
   return {
     get: (k) => c.get(k),

@@ -20,17 +20,21 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bundleWorker, ensureWorkerd, startWorkerd } from "../tests/workers/_workerd.ts";
 import { freePort, startRedis } from "../tests/_helpers/redis_server.ts";
+import { delayProxy } from "./_delay_proxy.ts";
 
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "2" },
     rounds: { type: "string", default: "3" },
     concurrency: { type: "string", default: "8" },
+    // Milliseconds each way between the workers and Redis (a delaying proxy; 0 = none).
+    delay: { type: "string", default: "0" },
   },
 });
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
+const DELAY = Number(values.delay);
 const COLD_RUNS = 7;
 
 async function load(url: string): Promise<number> {
@@ -165,6 +169,9 @@ export default {
 }
 
 const redis = await startRedis();
+const delayed = DELAY > 0 ? await delayProxy(redis.port, DELAY) : undefined;
+/** Where the workers reach Redis: through the delaying proxy with `--delay`. */
+const dataUrl = delayed ? `redis://127.0.0.1:${delayed.port}` : redis.url;
 const peerDir = mkdtempSync(join(tmpdir(), "edge-redis-peer-"));
 const peerScript = ioredisWorker(peerDir);
 const peer = peerScript
@@ -174,10 +181,10 @@ const peer = peerScript
     durableObjects: {},
   })
   : undefined;
-const bundle = await bundleWorker({ sharedUrl: redis.url, minify: true });
+const bundle = await bundleWorker({ sharedUrl: dataUrl, minify: true });
 const worker = await startWorkerd({ script: bundle.file });
 try {
-  const q = `url=${encodeURIComponent(redis.url)}&key=w:bench`;
+  const q = `url=${encodeURIComponent(dataUrl)}&key=w:bench`;
   await fetch(`${worker.url}/get?${q}`).then((r) => r.text());
   // 16-byte value, like the GET rows of `deno task bench`.
   const seed = await startRedisClient(redis.url);
@@ -201,7 +208,7 @@ try {
     ],
     [
       "ours, Durable Object client (INCR)",
-      `${worker.url}/do/incr?url=${encodeURIComponent(redis.url)}&key=w:do:bench`,
+      `${worker.url}/do/incr?url=${encodeURIComponent(dataUrl)}&key=w:do:bench`,
     ],
     ['"ok" worker route (no Redis)', `${worker.url}/ok`],
   ];
@@ -234,7 +241,9 @@ try {
   }
   const floor = median(results.get(cases[1]![0])!);
   console.log(
-    `workerd, GET 16 B over HTTP, ${CONCURRENCY} concurrent HTTP clients, ${ROUNDS} rounds of ${SECONDS} s, interleaved\n`,
+    `workerd, GET 16 B over HTTP, ${CONCURRENCY} concurrent HTTP clients, ${ROUNDS} rounds of ${SECONDS} s, interleaved${
+      DELAY > 0 ? `, Redis behind a proxy adding ${DELAY} ms each way` : ""
+    }\n`,
   );
   console.log("| Worker | requests/s (median, min-max) | vs floor |");
   console.log("| --- | ---: | ---: |");
@@ -267,6 +276,7 @@ try {
   await peer?.stop();
   rmSync(peerDir, { recursive: true, force: true });
   bundle.remove();
+  delayed?.close();
   await redis.stop();
 }
 

@@ -9,6 +9,7 @@
 import * as sdk from "npm:@opentelemetry/sdk-metrics@2.12.1";
 const { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } = sdk;
 import { RedisClient } from "../mod.ts";
+import { otelMetrics } from "../src/observability/mod.ts";
 
 const url = Deno.args[0] ?? "redis://127.0.0.1:6379";
 const reader = new PeriodicExportingMetricReader({
@@ -19,13 +20,13 @@ const meterProvider = new MeterProvider({ readers: [reader] });
 
 const client = new RedisClient({
   url,
-  metrics: {
+  metrics: otelMetrics({
     meterProvider,
     // The default groups are "connection-basic" and "resiliency"; add per-command durations and
     // closed sockets ("connection-advanced").
     groups: ["command", "connection-basic", "connection-advanced", "resiliency"],
     excludeCommands: ["PING"],
-  },
+  }),
 });
 
 for (let i = 0; i < 100; i++) await client.set(`otel:${i}`, String(i));

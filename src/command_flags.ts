@@ -48,3 +48,8 @@ export const FLAG_PING = 8192;
  * error tap (the error-count metric, without a promise reaction per command).
  */
 export const FLAG_COUNTED = 16384;
+/**
+ * Internal flag, set by the connection: the command was written behind its socket's handshake
+ * (in the same write) and is unanswered. It means something only while that socket is not ready.
+ */
+export const FLAG_EARLY = 32768;

@@ -28,12 +28,9 @@ import { Pipeline, type QueuedCommand, Transaction } from "./pipeline.ts";
 import type { PubSubListener, Subscription, SubscriptionKind } from "./subscription.ts";
 import type { AddListenerOptions, ListenerOptions, TypedEventListener } from "./events.ts";
 import type { WatchSession } from "./watch_session.ts";
-import {
-  ClientMetrics,
-  type MetricsKind,
-  type MetricsOptions,
-  type TracingOptions,
-} from "../observability/metrics.ts";
+import type { ClientMetrics, MetricsKind } from "../observability/metrics.ts";
+import type { MetricsPart, TracingPart } from "../observability/part.ts";
+import { resolveMetricsPart, resolveTracingPart } from "./options.ts";
 import type { Logger } from "../logger.ts";
 import { silentLogger } from "../logger.ts";
 
@@ -183,24 +180,27 @@ export class ClientEvents extends EventTarget {
   readonly metrics: ClientMetrics | undefined;
 
   /**
-   * Makes the event target, and the metrics recorder when the `metrics` or `tracing` option
-   * is given (made before the core, so every part of it can report).
+   * Makes the event target, and the metrics recorder when the `metrics` or `tracing` part is
+   * given (made before the core, so every part of it can report).
    *
    * @param options The client's options (`metrics`, `tracing`, `logger` are read).
    * @param kind The client kind.
-   * @throws {TypeError} A bad `metrics` or `tracing` option.
+   * @throws {TypeError} A `metrics` or `tracing` option that is not a part.
    */
   constructor(
-    options: { metrics?: MetricsOptions; tracing?: TracingOptions; logger?: Logger } = {},
+    options: { metrics?: MetricsPart; tracing?: TracingPart; logger?: Logger } = {},
     kind: MetricsKind = "standalone",
   ) {
     super();
     const o = typeof options === "object" && options !== null ? options : {};
-    const m = this.metrics = ClientMetrics.create(
-      o.metrics,
+    // The parts bring the recorder (`@edge/redis/otel`): this entry carries none of it.
+    const metrics = resolveMetricsPart(o.metrics);
+    const tracing = resolveTracingPart(o.tracing);
+    const m = this.metrics = (metrics ?? tracing)?._recorder(
+      metrics?._options,
+      tracing?._options,
       o.logger ?? silentLogger,
       kind,
-      o.tracing,
     );
     m?.listen(this);
   }

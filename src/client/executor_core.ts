@@ -11,7 +11,7 @@ import type { Transform } from "../commands/command_runner.ts";
 import { type Logger, silentLogger } from "../logger.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { defaultConnector } from "../transport/default.ts";
-import { ClientSideCache } from "../cache/client_side_cache.ts";
+import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
 import type { Endpoint } from "../connection/connection.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "./client_shell.ts";
@@ -89,10 +89,7 @@ export class ExecutorCore implements ClientCore {
     this.#maintenance = mode !== "disabled" && o.protocol === 3
       ? new MaintenanceSupport(options.maintenanceNotifications ?? {}, { logger, emit, metrics })
       : undefined;
-    const cacheOptions = o.clientSideCache;
-    this.cache = cacheOptions
-      ? new ClientSideCache(cacheOptions, { logger, clock: options.clock })
-      : undefined;
+    this.cache = o.clientSideCache?._create({ logger, clock: options.clock });
     this.#tracking = this.cache?.tracking(o.protocol);
     this.countsErrors = hooks.countErrors === true && metrics?.resiliency === true;
     this.node = new NodeExecutor({

@@ -135,6 +135,9 @@ export class MaintenanceSupport {
     this.carry(this.controller.attach(conn, this.#key(conn)));
     return [{
       args: plan.command,
+      // Opted in or not, a command behind it means the same (only pushes are acted on or not);
+      // but "enabled" promises no command runs on a socket without notifications.
+      commandsMayFollow: options.mode !== "enabled",
       onReply: (v: RespValue) => {
         if (!(v instanceof ReplyError)) {
           this.#optedIn.add(conn);

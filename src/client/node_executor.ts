@@ -294,6 +294,10 @@ export class NodeExecutor {
       maxQueueLength: s.maxQueueLength,
       maxQueueBytes: s.maxQueueBytes,
       subscriber: role === "subscriber",
+      // The shared connection only: an exclusive one carries a caller's session (a WATCH that
+      // ran on a socket whose handshake then failed would be lost unseen), a subscriber's
+      // commands change its socket's state.
+      pipelineHandshake: isShared,
       logger: o.logger,
       hooks,
       label,

@@ -6,14 +6,10 @@
 
 import type { Clock } from "../_clock.ts";
 import type { Logger } from "../logger.ts";
-import type { MetricsOptions, TracingOptions } from "../observability/metrics.ts";
+import type { MetricsPart, TracingPart } from "../observability/part.ts";
 import type { BackoffOptions } from "../resilience/backoff.ts";
 import type { Connector, TlsOptions } from "../transport/types.ts";
-import {
-  type ClientSideCacheOptions,
-  resolveCacheOptions,
-  type ResolvedCacheOptions,
-} from "../cache/options.ts";
+import type { ClientSideCachePart } from "../cache/part.ts";
 import { splitEndpoint } from "../endpoint.ts";
 import { checkKeys, type KeyTable, received } from "../_validate.ts";
 
@@ -149,28 +145,31 @@ export interface RedisClientOptions {
   maintenanceNotifications?: ClientMaintenanceOptions;
   /**
    * Client-side caching of read replies, kept true by server-assisted invalidation (RESP3
-   * `CLIENT TRACKING`, or on RESP2 a connection subscribed to `__redis__:invalidate`). `true`
-   * for the defaults. Off by default.
+   * `CLIENT TRACKING`, or on RESP2 a connection subscribed to `__redis__:invalidate`): the part
+   * `clientSideCache({ ... })` of `@edge/redis/cache` makes (this entry carries none of the
+   * cache's code). Off by default; `false` is off too.
    * @default {undefined}
    */
-  clientSideCache?: ClientSideCacheOptions | boolean;
+  clientSideCache?: ClientSideCachePart | false;
   /** Opens sockets; detected from the runtime by default. */
   connector?: Connector;
   /** Where to log. @default {silent} */
   logger?: Logger;
   /**
    * OpenTelemetry metrics under the names the Redis clients share, recorded through the
-   * `meterProvider` given (structurally typed: no dependency). Off by default; when off,
-   * nothing is recorded or allocated per command.
+   * `meterProvider` given (structurally typed: no dependency): the part
+   * `otelMetrics({ meterProvider, ... })` of `@edge/redis/otel` makes (this entry carries none of
+   * the recorder). Off by default; when off, nothing is recorded or allocated per command.
    * @default {undefined}
    */
-  metrics?: MetricsOptions;
+  metrics?: MetricsPart;
   /**
    * OpenTelemetry traces: a span per command or batch (`db.operation.name`; `db.query.text`
-   * only with `queryText`, never argument values), through the `tracerProvider` given.
+   * only with `queryText`, never argument values): the part `otelTracing({ tracerProvider })` of
+   * `@edge/redis/otel` makes.
    * @default {undefined}
    */
-  tracing?: TracingOptions;
+  tracing?: TracingPart;
   /**
    * Time and timers: command deadlines, keep-alive, reconnect backoff, the exclusive pool's idle
    * timeout. Tests inject a manual clock. @default {the system clock}
@@ -199,7 +198,7 @@ export interface ResolvedClientOptions {
   maxExclusiveConnections: number;
   exclusiveIdleTimeout: number;
   maxBufferedMessages: number;
-  clientSideCache: ResolvedCacheOptions | undefined;
+  clientSideCache: ClientSideCachePart | undefined;
 }
 
 /** Internal: The keys of {@linkcode RedisClientOptions}: anything else is a slip. */
@@ -248,36 +247,13 @@ const NESTED_OPTION_KEYS: [string, Readonly<Record<string, true>>][] = [
     "tls",
     { caCerts: true, serverName: true, cert: true, key: true } satisfies KeyTable<TlsOptions>,
   ],
-  [
-    "clientSideCache",
-    {
-      maxEntries: true,
-      maxBytes: true,
-      ttl: true,
-      mode: true,
-      prefixes: true,
-      clusterMissTtl: true,
-      maxStaleness: true,
-    } satisfies KeyTable<ClientSideCacheOptions>,
-  ],
-  [
-    "metrics",
-    {
-      meterProvider: true,
-      groups: true,
-      includeCommands: true,
-      excludeCommands: true,
-      hideChannelNames: true,
-      buckets: true,
-    } satisfies KeyTable<MetricsOptions>,
-  ],
-  ["tracing", { tracerProvider: true, queryText: true } satisfies KeyTable<TracingOptions>],
 ];
 
 /**
  * @internal Checks the client options every kind shares for unknown keys (a `TypeError` with a
- * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect`, `tls` and
- * `clientSideCache` included.
+ * "Did you mean" hint), those of `maintenanceNotifications`, `reconnect` and `tls` included (the
+ * parts, `clientSideCache`, `metrics` and `tracing`, checked their own when they were made: here
+ * they are only told from anything else, see {@linkcode resolveCachePart}).
  *
  * @param o The options.
  * @param known The keys of this kind's options.
@@ -295,6 +271,10 @@ export function checkClientOptionKeys(
     const v = nested[name];
     if (typeof v === "object" && v !== null) checkKeys(v, keys, name);
   }
+  // Every kind refuses a part given in the old form (an options object) the same way.
+  resolveCachePart(nested.clientSideCache);
+  resolveMetricsPart(nested.metrics);
+  resolveTracingPart(nested.tracing);
 }
 
 /**
@@ -625,8 +605,67 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
     ),
     exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
     maxBufferedMessages: positiveInteger("maxBufferedMessages", o.maxBufferedMessages, 10_000),
-    clientSideCache: o.clientSideCache === undefined || o.clientSideCache === false
-      ? undefined
-      : resolveCacheOptions(o.clientSideCache),
+    clientSideCache: resolveCachePart(o.clientSideCache),
   };
+}
+
+/**
+ * Internal: The `clientSideCache` option: a part made by `clientSideCache()` of
+ * `@edge/redis/cache`, or nothing. The cache's options used to be given here as a plain object:
+ * that form is refused with what to import instead (this entry has no cache code to build one).
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when the cache is off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveCachePart(v: unknown): ClientSideCachePart | undefined {
+  return partOf(v, "clientSideCache", "_create", "clientSideCache", "@edge/redis/cache");
+}
+
+/**
+ * Internal: The `metrics` option: a part made by `otelMetrics()` of `@edge/redis/otel`, or
+ * nothing; anything else (the plain options object of earlier versions) is refused with what to
+ * import instead.
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when metrics are off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveMetricsPart(v: unknown): MetricsPart | undefined {
+  return partOf(v, "metrics", "_recorder", "otelMetrics", "@edge/redis/otel");
+}
+
+/**
+ * Internal: The `tracing` option: a part made by `otelTracing()` of `@edge/redis/otel`, or
+ * nothing; anything else is refused with what to import instead.
+ *
+ * @param v The option.
+ * @returns The part, or `undefined` when tracing is off.
+ * @throws {TypeError} Anything else.
+ */
+export function resolveTracingPart(v: unknown): TracingPart | undefined {
+  return partOf(v, "tracing", "_recorder", "otelTracing", "@edge/redis/otel");
+}
+
+/** A part named `part` (with its builder `member`), `undefined` for none, else the refusal. */
+function partOf<T>(
+  v: unknown,
+  part: string,
+  member: string,
+  factory: string,
+  entry: string,
+): T | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (
+    typeof v === "object" && v !== null && (v as { part?: unknown }).part === part &&
+    typeof (v as Record<string, unknown>)[member] === "function"
+  ) {
+    return v as T;
+  }
+  const what = typeof v === "object" && v !== null && !Array.isArray(v)
+    ? "a plain options object"
+    : received(v);
+  throw new TypeError(
+    `Cannot enable ${part} from ${what}: pass ${factory}({ ... }), imported from "${entry}"`,
+  );
 }

@@ -105,16 +105,18 @@ export type ChainedCommands<
 /** Methods that are not one command with one reply, hence not available in a batch. */
 export type PipelineExcluded = "evalScript";
 
-const EXCLUDED = new Set<string>(["constructor", "_run", "evalScript"]);
-
-function installCommands(target: { prototype: object }): void {
-  const src = RedisCommands.prototype as unknown as Record<string, unknown>;
-  for (const name of Object.getOwnPropertyNames(src)) {
-    if (EXCLUDED.has(name)) continue;
-    const d = Object.getOwnPropertyDescriptor(src, name);
-    if (d && typeof d.value === "function") {
-      Object.defineProperty(target.prototype, name, { ...d, enumerable: false });
-    }
+/**
+ * Gives the batches every typed method through their prototype chain (`Pipeline` and
+ * `Transaction` -> `Batch` -> `RedisCommands`), each method recording through `Batch._run`.
+ * Linking the prototype once costs nothing at load; copying the ~250 methods onto each batch
+ * class was the largest part of evaluating `.` (about 2 ms of a cold start). The methods that
+ * are not one command with one reply (`PipelineExcluded`) are shadowed by `undefined`.
+ */
+function inheritCommands(): void {
+  Object.setPrototypeOf(Batch.prototype, RedisCommands.prototype);
+  const excluded: PipelineExcluded[] = ["evalScript"];
+  for (const name of excluded) {
+    Object.defineProperty(Batch.prototype, name, { value: undefined, writable: false });
   }
 }
 
@@ -259,7 +261,6 @@ export class Pipeline<R extends unknown[] = [], S extends string | Uint8Array = 
     );
   }
 }
-installCommands(Pipeline);
 
 /**
  * A transaction: `MULTI`, the recorded commands, `EXEC`, written together so nothing
@@ -369,4 +370,4 @@ export class Transaction<R extends unknown[] = [], S extends string | Uint8Array
     this.#onDone?.();
   }
 }
-installCommands(Transaction);
+inheritCommands();

@@ -6,7 +6,7 @@ import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/cli
 import { resolveClientOptions } from "../client/options.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { WatchSession } from "../client/watch_session.ts";
-import { ClientSideCache } from "../cache/client_side_cache.ts";
+import type { ClientSideCache } from "../cache/client_side_cache.ts";
 import type { TrackingSession } from "../cache/tracking_session.ts";
 import { FLAG_BLOCKING, FLAG_READONLY, type Transform } from "../commands/command_runner.ts";
 import { commandPolicy } from "../commands/command_keys.ts";
@@ -95,10 +95,7 @@ export class ClusterCore implements ClientCore {
         windowsChanged: (open) => this.#pubsub.migration.windowsChanged(open),
       })
       : undefined;
-    const cacheOptions = settings.clientSideCache;
-    this.cache = cacheOptions
-      ? new ClientSideCache(cacheOptions, { logger, ownersMove: true })
-      : undefined;
+    this.cache = settings.clientSideCache?._create({ logger, ownersMove: true });
     const tracking = new Map<string, TrackingSession>();
     const connector = options.connector ?? defaultConnector;
     this.nodes = new NodeMap(

@@ -64,6 +64,7 @@ export type {
   SubscriptionKind,
 } from "../client/subscription.ts";
 export type { ClientSideCacheOptions } from "../cache/options.ts";
+export type { ClientSideCachePart } from "../cache/part.ts";
 export type { CacheStats } from "../cache/cache_store.ts";
 export type { ClientMaintenanceState } from "../client/maintenance_support.ts";
 export type {

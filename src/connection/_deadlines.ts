@@ -43,6 +43,11 @@ export interface DeadlineHost {
   readonly retry: Deque<Pending>;
   /** Sockets being replaced, still answering what was written to them. */
   readonly retiring: ReadonlySet<Link>;
+  /**
+   * New sockets with commands written behind their handshake, not yet ready: their commands time
+   * out like any written one. A socket that closed or became ready is dropped from it here.
+   */
+  readonly settingUp: Set<Link>;
   /** The current socket, if any. */
   link(): Link | undefined;
   /** The endpoint the connection is (or will be) connected to. */
@@ -223,6 +228,10 @@ export class Deadlines {
     const current = h.link();
     if (current) scan(current);
     for (const l of [...h.retiring]) scan(l);
+    for (const l of h.settingUp) {
+      if (l.closed || l.ready) h.settingUp.delete(l);
+      else scan(l);
+    }
     // Commands waiting for a socket, for a full socket to drain, or for a loading server.
     const waiting = h.stalled();
     const u = h.unsent;

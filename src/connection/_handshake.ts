@@ -12,6 +12,39 @@ export interface HandshakeStep {
   onReply?: (reply: RespValue) => void;
   /** Subscribe family: answered by this many confirmation pushes (or an error reply). */
   pushes?: number;
+  /**
+   * Commands may be written behind this step, in the same write, before its reply: whatever the
+   * reply, a command after it runs with the meaning it was sent with (same database, same
+   * node, same user or not at all, nothing cached on the strength of it). Only a plan whose
+   * every step says so takes commands along (see {@linkcode commandsMayFollow}).
+   */
+  commandsMayFollow?: boolean;
+}
+
+/** The errors of a server that refused the socket (maxclients): it ran nothing written to it. */
+const REFUSED = new WeakSet<Error>();
+
+/**
+ * Whether `error` is a server's refusal of the whole socket (at its `maxclients` limit): the
+ * server answers one error and closes without reading, so no command written to it ran.
+ *
+ * @param error The handshake's error.
+ * @returns Whether nothing written to the socket ran.
+ */
+export function refusedSocket(error: Error): boolean {
+  return REFUSED.has(error);
+}
+
+/**
+ * Whether commands may be written behind `steps` in the same write (every step says so; an
+ * empty plan too).
+ *
+ * @param steps The plan.
+ * @returns Whether the first queued commands may go with the handshake.
+ */
+export function commandsMayFollow(steps: readonly HandshakeStep[]): boolean {
+  for (const s of steps) if (s.commandsMayFollow !== true) return false;
+  return true;
 }
 
 /** What the plan is built from. */
@@ -77,6 +110,9 @@ export function planHandshake(
   const steps: HandshakeStep[] = [];
   const password = o.password ?? (o.username !== undefined ? "" : undefined);
   const user = o.username ?? "default";
+  // When AUTH fails, a command written behind it runs as "default" if that user needs no
+  // password: the meaning is kept only when "default" is the user asked for.
+  const sameUser = user === "default";
   const authFail = (command: string) => (v: RespValue): void => {
     if (!(v instanceof ReplyError)) return;
     throw new ConnectionError(
@@ -90,6 +126,7 @@ export function planHandshake(
     const onAuth = authFail("HELLO");
     steps.push({
       args: hello,
+      commandsMayFollow: sameUser,
       onReply: (v) => {
         if (!(v instanceof ReplyError)) return;
         if (v.prefix === "NOPROTO" || /^ERR unknown command/i.test(v.message)) {
@@ -104,12 +141,14 @@ export function planHandshake(
   } else if (password !== undefined) {
     steps.push({
       args: o.username !== undefined ? ["AUTH", o.username, password] : ["AUTH", password],
+      commandsMayFollow: sameUser,
       onReply: authFail("AUTH"),
     });
   }
   if (o.clientName) {
     steps.push({
       args: ["CLIENT", "SETNAME", o.clientName],
+      commandsMayFollow: true,
       onReply: (v) => {
         if (!(v instanceof ReplyError)) return;
         throw new ConnectionError(
@@ -121,13 +160,22 @@ export function planHandshake(
   }
   if (o.libName) {
     // Older servers do not know SETINFO: its errors are ignored.
-    steps.push({ args: ["CLIENT", "SETINFO", "LIB-NAME", o.libName], onReply: () => {} });
+    steps.push({
+      args: ["CLIENT", "SETINFO", "LIB-NAME", o.libName],
+      commandsMayFollow: true,
+      onReply: () => {},
+    });
     if (o.libVersion) {
-      steps.push({ args: ["CLIENT", "SETINFO", "LIB-VER", o.libVersion], onReply: () => {} });
+      steps.push({
+        args: ["CLIENT", "SETINFO", "LIB-VER", o.libVersion],
+        commandsMayFollow: true,
+        onReply: () => {},
+      });
     }
   }
   if (extra) steps.push(...extra);
   if (o.db !== 0) {
+    // No commandsMayFollow: a command behind a SELECT that fails would run on database 0.
     steps.push({
       args: ["SELECT", o.db],
       onReply: (v) => {
@@ -152,10 +200,12 @@ export function planHandshake(
       ...first,
       onReply: (v) => {
         if (v instanceof ReplyError && MAX_CLIENTS.test(v.message)) {
-          throw new ConnectionError(
+          const e = new ConnectionError(
             `Cannot connect to "${name}": the server refused the connection: max number of clients reached (maxclients)`,
             { cause: prefixOnly(v), written: false },
           );
+          REFUSED.add(e);
+          throw e;
         }
         onFirst(v);
       },

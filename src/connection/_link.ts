@@ -26,6 +26,18 @@ export class Link {
   mixed = false;
   /** The token of the in-step check written after a timeout, while its reply is awaited. */
   probe: string | undefined;
+  /**
+   * Commands written behind the handshake (`FLAG_EARLY`), counted when written; 0 when none went
+   * with it.
+   */
+  early = 0;
+  /** A step of the handshake failed: later replies come from a socket that is not set up. */
+  setupFailed = false;
+  /**
+   * Commands written behind the handshake that the server did not run (NOAUTH after a failed
+   * AUTH, LOADING), in order, answered before the socket was ready: they go back to the queue.
+   */
+  notRun: Pending[] | undefined;
   /** Resolvers waiting for the in-flight queue to empty (a handoff's drain). */
   drained: (() => void)[] | undefined;
   readonly transport: Transport;

@@ -11,10 +11,10 @@ import type { Logger } from "../logger.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Link } from "./_link.ts";
 import type { LoadingRetry } from "./_loading_retry.ts";
-import { rejectPending, releasePending } from "./_pending.ts";
+import { type Pending, rejectPending, releasePending } from "./_pending.ts";
 import { isMessageKind, isPubSubArray, pushKind, takeConfirmation } from "./_pubsub_replies.ts";
 import { formatEndpoint } from "../endpoint.ts";
-import { FLAG_BINARY, FLAG_PING } from "../command_flags.ts";
+import { FLAG_BINARY, FLAG_EARLY, FLAG_PING } from "../command_flags.ts";
 import type { ConnectionHooks } from "./connection_options.ts";
 
 /** What reply matching needs of its Connection, fixed at creation. */
@@ -46,6 +46,15 @@ function notRedisHint(e: Error, replies: number): string {
   return m !== null && (m[1] === "H" || m[1] === "<")
     ? " (this is not a Redis server: it answers like an HTTP server; check the host and port)"
     : "";
+}
+
+/**
+ * Whether an error reply to a command written behind a handshake says the server did not run
+ * it: LOADING (not applied while the data set loads), or NOAUTH once a step of the handshake
+ * failed (the AUTH it needed was refused). Any other reply is the command's own.
+ */
+function notRun(e: ReplyError, link: Link): boolean {
+  return e.prefix === "LOADING" || (e.prefix === "NOAUTH" && link.setupFailed);
 }
 
 /** Matches the replies and pushes of a Connection's sockets to their commands. */
@@ -106,7 +115,9 @@ export class ReplyMatcher {
     if (next !== undefined) {
       link.decoder.binary = this.#subBinary || (next.flags & FLAG_BINARY) !== 0;
     } else {
-      if (link.decoder.binary !== this.#subBinary) link.decoder.binary = this.#subBinary;
+      if (link.decoder.binary !== this.#subBinary) {
+        link.decoder.binary = this.#subBinary;
+      }
       if (link.drained !== undefined) link.wakeDrained();
       if (this.#unref && link.ready) link.transport.unref?.();
     }
@@ -115,7 +126,7 @@ export class ReplyMatcher {
     link.replies++;
     if (value instanceof ReplyError) {
       // Refused while the server loads its data set: not applied, so sent again later.
-      if (value.prefix === "LOADING" && this.#loading.keep(link, p)) return;
+      if (this.#notRun(link, p, value)) return;
       p.done = true;
       rejectPending(p, value);
       releasePending(p);
@@ -140,6 +151,20 @@ export class ReplyMatcher {
     resolve(out);
   }
 
+  /**
+   * Whether an error reply says the command was not run and it is kept to be sent again:
+   * LOADING (the retry), or, written behind a handshake, refused before the socket is ready
+   * (queued again when the attempt ends). Kept out of `onReply`, whose size is the hot path's.
+   */
+  #notRun(link: Link, p: Pending, value: ReplyError): boolean {
+    if (value.prefix === "LOADING" && this.#loading.keep(link, p)) return true;
+    if ((p.flags & FLAG_EARLY) !== 0 && !link.ready && notRun(value, link)) {
+      (link.notRun ??= []).push(p);
+      return true;
+    }
+    return false;
+  }
+
   /** A reply no command waits for: the stream is out of step; the socket is reset. */
   #unsolicited(link: Link): void {
     if (link.closed) return;
@@ -162,10 +187,15 @@ export class ReplyMatcher {
     if (k !== undefined) {
       // Pub/sub messages are taken from the current socket only: during a handoff both the old
       // and the new socket are subscribed for a moment, and each message must arrive once.
-      if (link !== this.current && this.current !== undefined && isMessageKind(k)) return;
+      if (
+        link !== this.current && this.current !== undefined && isMessageKind(k)
+      ) return;
       const head = link.inflight.peek();
       // A PING on a RESP2 subscribed socket is answered by ["pong", ""].
-      if (head !== undefined && (head.flags & FLAG_PING) !== 0 && k.toLowerCase() === "pong") {
+      if (
+        head !== undefined && (head.flags & FLAG_PING) !== 0 &&
+        k.toLowerCase() === "pong"
+      ) {
         this.onReply(link, "PONG");
         return;
       }

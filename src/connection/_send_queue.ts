@@ -32,6 +32,7 @@ import type { Endpoint } from "../endpoint.ts";
 import {
   FLAG_BLOCKING,
   FLAG_COUNTED,
+  FLAG_EARLY,
   FLAG_ERRORS_AS_VALUES,
   FLAG_GROUP,
   FLAG_NO_REPLY,
@@ -40,6 +41,10 @@ import {
 } from "../command_flags.ts";
 import type { Transform } from "../resp/types.ts";
 import type { TimeoutPolicy } from "./connection_options.ts";
+
+/** Commands never written behind a handshake (`SendQueue.takeEarly`). */
+const EARLY_NEVER = FLAG_SUBSCRIBE | FLAG_BLOCKING | FLAG_TRANSACTION | FLAG_GROUP |
+  FLAG_NO_REPLY;
 
 /** What the queue needs of its Connection. */
 export interface SendQueueHost {
@@ -327,6 +332,63 @@ export class SendQueue {
       this.#scheduled = true;
       queueMicrotask(this.#flushCb);
     }
+  }
+
+  /**
+   * Moves the first queued commands behind a new socket's handshake: encoded after it (the
+   * encoder holds the handshake), in flight on `link` with their deadlines, flagged
+   * `FLAG_EARLY`. Stops at the first command that must wait for a ready socket: the subscribe
+   * family, a blocking command, a transaction, one written without a reply slot (each changes,
+   * or depends on, the socket's state), or past 4 MB. The socket's handshake writes them.
+   *
+   * @param link The new socket (not ready).
+   * @returns How many were taken.
+   */
+  takeEarly(link: Link): number {
+    const enc = this.#encoder;
+    const now = this.#clock.now();
+    const deadlines = this.#deadlines;
+    const inflight = link.inflight;
+    let n = 0;
+    let p: Pending | undefined;
+    while ((p = this.unsent.peek()) !== undefined) {
+      if (!p.done && (p.flags & EARLY_NEVER) !== 0) break;
+      this.unsent.shift();
+      this.unsentBytes -= p.bytes;
+      if (p.done) continue;
+      enc.writeCommand(p.args!);
+      p.flags |= FLAG_EARLY;
+      const t = p.timeout;
+      if (t > 0) {
+        p.deadline = now + t;
+        if (t !== this.#commandTimeout) link.mixed = true;
+        if (p.deadline < deadlines.armedAt) deadlines.arm(p.deadline);
+      } else {
+        p.deadline = 0;
+      }
+      inflight.push(p);
+      n++;
+      if (enc.length >= 4 * 1024 * 1024) break;
+    }
+    if (this.unsent.length === 0) this.unsentBytes = 0;
+    return n;
+  }
+
+  /**
+   * Puts commands back in front of the queue, in order: written behind a handshake, the server
+   * did not run them (see `Link.notRun`). They wait like any queued command.
+   *
+   * @param commands The commands, in their order.
+   */
+  giveBack(commands: Pending[]): void {
+    for (let i = commands.length - 1; i >= 0; i--) {
+      const p = commands[i]!;
+      if (p.done) continue;
+      p.flags &= ~FLAG_EARLY;
+      this.unsentBytes += p.bytes;
+      this.unsent.unshift(p);
+    }
+    this.scheduleFlush();
   }
 
   /** Writes every queued command to the current socket in one batch. */

@@ -27,6 +27,42 @@
  * - CLOSING: new commands are refused; what is due completes (`_close.ts`).
  * - CLOSED: everything is settled; no socket, no timer.
  *
+ * Commands behind the handshake (`pipelineHandshake`, the executor's shared connection only):
+ * a new socket of the connection's own (its first, or one after a ready socket such as a Workers
+ * rebind; not the reconnect after a fault, `#afterFault`, nor a handoff's replacement)
+ * writes the first queued commands in the same write as its handshake, so a fresh socket's first
+ * command costs one round trip, not two (`SendQueue.takeEarly`, `_open.ts`). When:
+ *
+ * - only if every handshake step says a command after it keeps its meaning whatever the step's
+ *   reply (`HandshakeStep.commandsMayFollow`): HELLO/AUTH as the `default` user (a failed AUTH
+ *   as another user would run the command as `default` where that user needs no password),
+ *   CLIENT SETNAME, CLIENT SETINFO, the maintenance opt-in in mode "auto" (in "enabled" no
+ *   command may run on a socket without notifications). Never behind SELECT (a failed one
+ *   would run the command on database 0) or any session step: CLIENT TRACKING (a read answered
+ *   before tracking is confirmed could be cached untracked), pub/sub re-subscribes, a cluster
+ *   replica's READONLY, the cluster node check (the command could run on the wrong node);
+ * - not while work is held: a handoff's hold (MOVING), a LOADING hold or commands it refused
+ *   (they go first), a relaxed maintenance window;
+ * - the prefix of the queue up to the first blocking, subscribe-family, transaction (MULTI,
+ *   WATCH state) or no-reply command; those wait for the ready socket, as before. Exclusive
+ *   connections (WATCH sessions, blocking commands) and subscribers never do it.
+ *
+ * Each such command gets its own reply whatever the handshake's outcome: a command the server
+ * ran after a failed AUTH or an unknown HELLO is answered with its reply (never reported as not
+ * run: a caller would retry an INCR); after a failed step, NOAUTH and LOADING mean not run: the
+ * command goes back in front of the queue (a first connect then fails it unwritten with the
+ * handshake's error, a reconnect keeps it for the next socket, as for any queued command). A
+ * failed handshake's error surfaces once those replies are in. When the handshake succeeds the
+ * socket is installed synchronously with its last reply (`#adopt`), so the replies behind it
+ * find a READY connection (LOADING goes to the LOADING retry as for any command, and a caller
+ * never sees a reply before the connection is ready). While the socket is set up, their
+ * deadlines hold (`#settingUp`, scanned by `Deadlines`): a server slow to answer the write (a
+ * `DEBUG SLEEP` behind the handshake) times them out as usual. A command unanswered when its socket goes
+ * during the handshake was written: `ConnectionError` (`TimeoutError` after a connect timeout,
+ * `ClosedError` after `close()`), never sent twice, except after a `maxclients` refusal (the
+ * server read nothing). On Workers, an attempt superseded by another request's (`#rebind`) that
+ * wrote commands runs on and is retired, so they are answered in their own request.
+ *
  * The parts, each in its own file, each seeing only what its host interface lends it:
  * admission, queue and flush, the write half of the per-command path (`_send_queue.ts`, its
  * checks in `_admission.ts`); reply matching, the reply half (`_reply_matcher.ts`, the pub/sub
@@ -50,7 +86,7 @@ import type { Transform } from "../resp/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { Deque } from "./_deque.ts";
 import type { Link } from "./_link.ts";
-import { openLink, type OpenSettings, untilAborted } from "./_open.ts";
+import { type EarlyCommands, openLink, type OpenSettings, untilAborted } from "./_open.ts";
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
 import { noop, type Pending, rejectPending } from "./_pending.ts";
@@ -143,10 +179,18 @@ export class Connection {
   /** `undefined` with `reconnect: false`. */
   readonly #reconnect: Reconnect | undefined;
   #everReady = false;
+  /**
+   * The last socket was lost or an attempt failed, and no socket has been ready since: the next
+   * socket writes no command behind its handshake. A server that accepts and then says nothing
+   * (a dying node, a proxy whose backend is gone) would otherwise leave those commands written,
+   * never to be retried; the commands queued across a fault wait for a ready socket, unwritten,
+   * as they always did. A Workers rebind is no fault: its socket pipelines.
+   */
+  #afterFault = false;
   #lastError: Error | undefined;
   #connectPromise: Promise<void> | undefined;
   /** Connection attempts in progress: each entry aborts one. */
-  readonly #opening = new Set<(e: Error) => void>();
+  readonly #opening = new Set<(e: Error, unlessWritten?: boolean) => void>();
   readonly #handoffs: Handoffs = new Handoffs(this.#handoffHost());
   readonly #openSettings: OpenSettings;
   readonly #label: string;
@@ -162,6 +206,10 @@ export class Connection {
   #owner: (() => boolean) | undefined;
   /** Counts connect attempts: a superseded attempt's outcome is ignored. */
   #attempt = 0;
+  /** New sockets with commands behind their handshake, not yet ready (for their deadlines). */
+  readonly #settingUp = new Set<Link>();
+  /** The commands a new socket may write behind its handshake; `undefined` without `pipelineHandshake`. */
+  readonly #early: EarlyCommands | undefined;
 
   /**
    * Creates a connection; it opens its socket on the first command or on `connect()`.
@@ -243,6 +291,23 @@ export class Connection {
       },
     });
     this.#openSettings = this.#makeOpenSettings();
+    this.#early = options.pipelineHandshake === true
+      ? {
+        // Not while work is held (a handoff, a loading server, refused commands first) or a
+        // maintenance window relaxes the timeouts.
+        take: (link) => {
+          if (
+            this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
+            this.#queue.policy !== undefined
+          ) return 0;
+          const n = this.#queue.takeEarly(link);
+          // Their deadlines hold while the socket is set up.
+          if (n > 0) this.#settingUp.add(link);
+          return n;
+        },
+        giveBack: (commands) => this.#giveBack(commands),
+      }
+      : undefined;
   }
 
   /** The endpoint the connection is (or will be) connected to. */
@@ -374,7 +439,8 @@ export class Connection {
           "started by another request (Cloudflare Workers); a new one starts from this request",
         { written: false },
       );
-      for (const abort of [...this.#opening]) abort(superseded);
+      // An attempt that wrote commands behind its handshake runs on (`#setAside`).
+      for (const abort of [...this.#opening]) abort(superseded, true);
       this.#to(STATE_WAITING);
     } else if (state === STATE_WAITING) {
       // Its timer may belong to an ended request: the caller connects now.
@@ -513,6 +579,7 @@ export class Connection {
       return;
     }
     this.#lastError = error;
+    this.#afterFault = true;
     this.#to(STATE_WAITING);
     const delay = r.next();
     this.#o.hooks?.onReconnecting?.(delay, r.attempt, error);
@@ -528,30 +595,20 @@ export class Connection {
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
       // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
       // resolveEndpoint points keeps trying there.)
-      const link = await openLink(
+      // The socket is taken synchronously with its handshake's last reply (`#adopt`): the
+      // replies behind the handshake, read right after, find it installed.
+      let refused: Error | undefined;
+      await openLink(
         endpoint,
         this.#sockets.dialTimeout(endpoint, false),
         this.#openSettings,
         signal,
+        this.#afterFault ? undefined : this.#early,
+        (link) => {
+          refused = this.#adopt(link, attempt);
+        },
       );
-      if (attempt !== this.#attempt) {
-        // Superseded by an attempt from another request (`#rebind`).
-        link.closed = true;
-        link.transport.close();
-        return;
-      }
-      if (this.#state >= STATE_CLOSING) {
-        link.closed = true;
-        link.transport.close();
-        throw new ClosedError("Cannot connect: the connection was closed meanwhile");
-      }
-      if (this.#link !== undefined && !this.#link.closed) {
-        // A handoff installed its replacement meanwhile: keep that one.
-        link.closed = true;
-        link.transport.close();
-        return;
-      }
-      this.#install(link);
+      if (refused !== undefined) throw refused;
     } catch (e) {
       const err = e as Error;
       if (attempt !== this.#attempt) return;
@@ -570,11 +627,99 @@ export class Connection {
     }
   }
 
+  /**
+   * Takes the ready socket of attempt `attempt`: installs it, or sets it aside (superseded by an
+   * attempt from another request, or a handoff installed its replacement meanwhile).
+   *
+   * @returns The error the attempt fails with, if any (the connection closed meanwhile).
+   */
+  #adopt(link: Link, attempt: number): Error | undefined {
+    this.#settingUp.delete(link);
+    try {
+      if (attempt !== this.#attempt) {
+        // Superseded by an attempt from another request (`#rebind`): what it wrote behind its
+        // handshake is answered on it, in its own request.
+        this.#setAside(link);
+        return undefined;
+      }
+      if (this.#state >= STATE_CLOSING) {
+        link.closed = true;
+        link.transport.close();
+        const e = new ClosedError("Cannot connect: the connection was closed meanwhile");
+        rejectInflight(link, e);
+        return e;
+      }
+      if (this.#link !== undefined && !this.#link.closed) {
+        // A handoff installed its replacement meanwhile: keep that one.
+        this.#setAside(link);
+        return undefined;
+      }
+      this.#install(link);
+      return undefined;
+    } catch (e) {
+      // Not into the reply matcher that called it: the attempt fails with it.
+      return e as Error;
+    }
+  }
+
+  /**
+   * A ready socket that will not be the current one: closed, or, while commands written behind
+   * its handshake are unanswered, retired (it closes once they are answered).
+   */
+  #setAside(link: Link): void {
+    this.#giveBackNotRun(link);
+    if (link.inflight.length > 0) {
+      this.#sockets.retire(link);
+      return;
+    }
+    link.closed = true;
+    link.transport.close();
+  }
+
+  /** Queues again what the server did not run of the commands behind `link`'s handshake. */
+  #giveBackNotRun(link: Link): void {
+    const notRun = link.notRun;
+    if (notRun === undefined) return;
+    link.notRun = undefined;
+    this.#giveBack(notRun);
+  }
+
+  /**
+   * Commands written behind a handshake that the server did not run: back in front of the
+   * queue, or, once the connection is closing, rejected as never sent.
+   */
+  #giveBack(commands: Pending[]): void {
+    if (this.#state < STATE_CLOSING) {
+      this.#queue.giveBack(commands);
+      return;
+    }
+    const e = new ClosedError("Cannot send the command: the connection was closed", {
+      written: false,
+    });
+    for (const p of commands) {
+      if (p.done) continue;
+      p.done = true;
+      rejectPending(p, e);
+    }
+  }
+
   /** Makes `link` the current socket and flushes the backlog. */
   #install(link: Link): void {
+    if (link.early > 0) {
+      this.#giveBackNotRun(link);
+      // Their deadlines were armed while the socket was not current: arm them again.
+      const q = link.inflight;
+      for (let i = 0; i < q.length; i++) {
+        const p = q.at(i)!;
+        if (!p.done && p.deadline !== 0 && p.deadline < this.#deadlines.armedAt) {
+          this.#deadlines.arm(p.deadline);
+        }
+      }
+    }
     this.#link = this.#replies.current = this.#queue.link = link;
     this.#to(STATE_READY);
     this.#everReady = true;
+    this.#afterFault = false;
     if (this.#reconnect) this.#reconnect.attempt = 0;
     link.lastReplyAt = this.#clock.now();
     if (this.#unref && link.inflight.length === 0) link.transport.unref?.();
@@ -646,6 +791,7 @@ export class Connection {
       unsent: this.#unsent,
       retry: this.#loading.queue,
       retiring: this.#sockets.retiring,
+      settingUp: this.#settingUp,
       link: () => this.#link,
       endpoint: () => this.endpoint,
       ready: () => this.#state === STATE_READY,
@@ -818,6 +964,7 @@ export class Connection {
       link.transport.close();
     }
     this.#sockets.closeRetiring();
+    this.#settingUp.clear();
     for (const abort of [...this.#opening]) {
       abort(new ClosedError("Cannot connect: the connection was closed"));
     }

@@ -100,6 +100,14 @@ export interface ConnectionOptions {
   /** A RESP2 connection dedicated to pub/sub: pub/sub arrays go to `onPush`. */
   subscriber?: boolean;
   /**
+   * The first commands queued while a socket opens are written in the same write as its
+   * handshake, when it is safe (one round trip per new socket, not two): see
+   * `Connection` ("Commands behind the handshake"). Not for connections whose commands carry
+   * a session (WATCH, blocking commands: the exclusive pool) or for a subscriber.
+   * @default {false}
+   */
+  pipelineHandshake?: boolean;
+  /**
    * Milliseconds `close()` waits for the replies still due, then rejects them with
    * `ClosedError` and destroys the socket; 0 = wait for each command's own timeout.
    * @default {3000}

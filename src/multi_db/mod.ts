@@ -111,6 +111,7 @@ export type {
   PipelineExcluded,
 } from "../client/pipeline.ts";
 export type { ClientSideCacheOptions } from "../cache/options.ts";
+export type { ClientSideCachePart } from "../cache/part.ts";
 export type { ClientMaintenanceOptions } from "../client/options.ts";
 export type {
   ConnectOptions,

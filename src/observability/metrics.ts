@@ -1,8 +1,10 @@
 /**
  * OpenTelemetry metrics of a client, under the names the Redis clients share (the database
  * client semantic conventions, `db.client.*`, plus `redis.client.*`), recorded through a
- * `MeterProvider` the application passes in (`metrics` option). Off by default; when off,
- * nothing is recorded and nothing allocated per command.
+ * `MeterProvider` the application passes in (the `metrics` option, a part made by `otelMetrics()`
+ * of `@edge/redis/otel`; `tracing` likewise by `otelTracing()`). Off by default; when off,
+ * nothing is recorded and nothing allocated per command, and a bundle of `@edge/redis` alone
+ * carries none of this module.
  *
  * @module
  */
@@ -26,19 +28,9 @@ import type {
   OtelTracerProvider,
 } from "./otel_types.ts";
 
-/** The groups of instruments, named as the Redis clients name them. */
-export const METRIC_GROUPS = [
-  "command",
-  "connection-basic",
-  "connection-advanced",
-  "resiliency",
-  "pubsub",
-  "streaming",
-  "client-side-caching",
-] as const;
+import { METRIC_GROUPS, type MetricGroup } from "./metric_groups.ts";
 
-/** A group of instruments (see {@linkcode METRIC_GROUPS}). */
-export type MetricGroup = typeof METRIC_GROUPS[number];
+export { METRIC_GROUPS, type MetricGroup };
 
 /**
  * The `metrics` option of every client.
@@ -317,6 +309,62 @@ function validateNames(what: string, v: unknown): Set<string> | undefined {
 }
 
 /**
+ * Checks the `metrics` option: an object with a `meterProvider` (anything with `getMeter`),
+ * known groups, increasing finite buckets, command lists of strings.
+ *
+ * @param options The option.
+ * @returns The same options.
+ * @throws {TypeError} When it is none of that.
+ */
+export function checkMetricsOptions(options: MetricsOptions): MetricsOptions {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError("Cannot use metrics: expected an options object with a meterProvider");
+  }
+  const p = options.meterProvider;
+  if (typeof p !== "object" || p === null || typeof p.getMeter !== "function") {
+    throw new TypeError("Cannot use metrics: meterProvider must have a getMeter method");
+  }
+  const groups = options.groups ?? DEFAULT_GROUPS;
+  if (!Array.isArray(groups)) {
+    throw new TypeError(
+      `Cannot use metrics.groups: expected an array of ${METRIC_GROUPS.join(", ")}`,
+    );
+  }
+  for (const g of groups) {
+    if (!(METRIC_GROUPS as readonly unknown[]).includes(g)) {
+      throw new TypeError(
+        `Cannot use the metric group "${String(g)}": expected one of ${METRIC_GROUPS.join(", ")}`,
+      );
+    }
+  }
+  const b = options.buckets;
+  if (
+    b !== undefined &&
+    (!Array.isArray(b) || b.some((x, i) => !Number.isFinite(x) || (i > 0 && x <= b[i - 1]!)))
+  ) {
+    throw new TypeError("Cannot use metrics.buckets: expected increasing finite numbers");
+  }
+  validateNames("includeCommands", options.includeCommands);
+  validateNames("excludeCommands", options.excludeCommands);
+  return options;
+}
+
+/**
+ * Checks the `tracing` option: an object with a `tracerProvider` (anything with `getTracer`).
+ *
+ * @param tracing The option.
+ * @returns The same options.
+ * @throws {TypeError} When it is not.
+ */
+export function checkTracingOptions(tracing: TracingOptions): TracingOptions {
+  const tp = typeof tracing === "object" && tracing !== null ? tracing.tracerProvider : undefined;
+  if (typeof tp !== "object" || tp === null || typeof tp.getTracer !== "function") {
+    throw new TypeError("Cannot use tracing: tracerProvider must have a getTracer method");
+  }
+  return tracing;
+}
+
+/**
  * The metrics of one client: instruments, attributes, and what its parts call. Made by
  * {@linkcode ClientMetrics.create}; each part checks one field before calling it.
  *
@@ -419,12 +467,7 @@ export class ClientMetrics {
   ): ClientMetrics | undefined {
     let tracer: OtelTracer | undefined;
     if (tracing !== undefined) {
-      const tp = typeof tracing === "object" && tracing !== null
-        ? tracing.tracerProvider
-        : undefined;
-      if (typeof tp !== "object" || tp === null || typeof tp.getTracer !== "function") {
-        throw new TypeError("Cannot use tracing: tracerProvider must have a getTracer method");
-      }
+      const tp = checkTracingOptions(tracing).tracerProvider;
       try {
         tracer = tp.getTracer(LIB_NAME, VERSION);
       } catch (e) {
@@ -444,33 +487,9 @@ export class ClientMetrics {
         queryText,
       );
     }
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError("Cannot use metrics: expected an options object with a meterProvider");
-    }
+    checkMetricsOptions(options);
     const p = options.meterProvider;
-    if (typeof p !== "object" || p === null || typeof p.getMeter !== "function") {
-      throw new TypeError("Cannot use metrics: meterProvider must have a getMeter method");
-    }
     const groups = options.groups ?? DEFAULT_GROUPS;
-    if (!Array.isArray(groups)) {
-      throw new TypeError(
-        `Cannot use metrics.groups: expected an array of ${METRIC_GROUPS.join(", ")}`,
-      );
-    }
-    for (const g of groups) {
-      if (!(METRIC_GROUPS as readonly unknown[]).includes(g)) {
-        throw new TypeError(
-          `Cannot use the metric group "${String(g)}": expected one of ${METRIC_GROUPS.join(", ")}`,
-        );
-      }
-    }
-    const b = options.buckets;
-    if (
-      b !== undefined &&
-      (!Array.isArray(b) || b.some((x, i) => !Number.isFinite(x) || (i > 0 && x <= b[i - 1]!)))
-    ) {
-      throw new TypeError("Cannot use metrics.buckets: expected increasing finite numbers");
-    }
     let meter: OtelMeter;
     let on = new Set<string>(groups);
     try {

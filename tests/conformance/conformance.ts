@@ -8,6 +8,8 @@ import { ClosedError, ReplyError } from "../../src/errors.ts";
 import { waitFor } from "../_helpers/load.ts";
 import type { ConformanceClient, Deployment, Endpoint, Kind, KindClientOptions } from "./kinds.ts";
 import { ServerWatch } from "./_server_watch.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
+import { otelMetrics, otelTracing } from "../../src/observability/mod.ts";
 import { metricsHarness } from "../_helpers/otel.ts";
 
 /** How long a message, a reply or a server-side change may take to show. */
@@ -398,7 +400,7 @@ export function conformance<D extends Deployment>(
     // ---- 6. client-side cache
 
     it("client-side cache: own writes in multi(), pipeline() and set() drop the cached value", async () => {
-      const c = client({ clientSideCache: { maxEntries: 1000 } });
+      const c = client({ clientSideCache: clientSideCache({ maxEntries: 1000 }) });
       const k = key("cache");
       const hits = () => c.cacheStats?.()?.hits;
       await c.set(k, "v1");
@@ -433,6 +435,64 @@ export function conformance<D extends Deployment>(
       }
       assert.deepEqual(problems, []);
       await c.close();
+    });
+
+    it("parts: the old form (a plain options object) is refused with what to import", async () => {
+      const plain = "a plain options object";
+      const cases: [KindClientOptions, string, string][] = [
+        [{ clientSideCache: { maxEntries: 1000 } as never }, "clientSideCache", plain],
+        [{ clientSideCache: true as never }, "clientSideCache", "true"],
+        [{ metrics: { meterProvider: { getMeter() {} } } as never }, "metrics", plain],
+        [{ tracing: { tracerProvider: { getTracer() {} } } as never }, "tracing", plain],
+      ];
+      const how: Record<string, string> = {
+        clientSideCache: 'clientSideCache({ ... }), imported from "@edge/redis/cache"',
+        metrics: 'otelMetrics({ ... }), imported from "@edge/redis/otel"',
+        tracing: 'otelTracing({ ... }), imported from "@edge/redis/otel"',
+      };
+      for (const [options, option, what] of cases) {
+        assert.throws(() => client(options), {
+          name: "TypeError",
+          message: `Cannot enable ${option} from ${what}: pass ${how[option]}`,
+        });
+      }
+      // The parts themselves are taken by every kind (nothing is dialled before a command).
+      const c = client({
+        clientSideCache: clientSideCache(),
+        metrics: otelMetrics({ meterProvider: { getMeter: () => ({}) as never } }),
+        tracing: otelTracing({ tracerProvider: { getTracer: () => ({}) as never } }),
+      });
+      await c.close();
+    });
+
+    it("client-side cache: one part given to two clients makes a cache for each", async () => {
+      const part = clientSideCache({ maxEntries: 1000 });
+      const a = client({ clientSideCache: part });
+      const b = client({ clientSideCache: part });
+      const k = key("shared-part");
+      await a.set(k, "v1");
+      assert.equal(await a.get(k), "v1");
+      assert.equal(await a.get(k), "v1");
+      assert.equal(await b.get(k), "v1");
+      const hitsA = a.cacheStats?.()?.hits;
+      const hitsB = b.cacheStats?.()?.hits;
+      if (hitsA !== undefined && hitsB !== undefined) {
+        assert.equal(hitsA, 1, "the second GET of a is from its cache");
+        assert.equal(hitsB, 0, "b's first GET is not from a's cache");
+        assert.equal(b.cacheStats?.()?.misses, 1);
+      }
+      // Each tracks on its own connections: b's write reaches a's cache too.
+      await b.set(k, "v2");
+      const end = Date.now() + 5_000;
+      let got = await a.get(k);
+      while (got !== "v2" && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 10));
+        got = await a.get(k);
+      }
+      assert.equal(got, "v2", "a's cache was told of b's write");
+      assert.equal(await b.get(k), "v2");
+      await a.close();
+      await b.close();
     });
 
     // ---- 7. events
@@ -575,7 +635,9 @@ export function conformance<D extends Deployment>(
     it("metrics: each error a caller receives is one redis.client.errors, by command", async () => {
       const h = await metricsHarness();
       try {
-        const c = client({ metrics: { meterProvider: h.meterProvider, groups: ["resiliency"] } });
+        const c = client({
+          metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["resiliency"] }),
+        });
         const k = key("errors");
         await c.set(k, "v");
         await assert.rejects(c.hget(k, "f"), ReplyError); // an error reply, typed

@@ -5,7 +5,8 @@ import { RedisClient } from "../../src/client/redis_client.ts";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
-import type { MetricsOptions } from "../../src/observability/metrics.ts";
+import type { MetricsPart, TracingPart } from "../../src/observability/mod.ts";
+import type { ClientSideCachePart } from "../../src/cache/mod.ts";
 import { startRedis } from "../_helpers/redis_server.ts";
 import { startCluster } from "../_helpers/cluster.ts";
 import { startSentinelGroup } from "../_helpers/sentinel.ts";
@@ -20,10 +21,12 @@ export interface Endpoint {
 export interface KindClientOptions {
   /** `CLIENT SETNAME` of every connection, so the servers can tell the client's sockets. */
   clientName?: string;
-  /** The client-side cache. */
-  clientSideCache?: { maxEntries: number };
+  /** The client-side cache (a part of `@edge/redis/cache`). */
+  clientSideCache?: ClientSideCachePart;
   /** OpenTelemetry metrics (a multi-db client hands them to its databases' clients). */
-  metrics?: MetricsOptions;
+  metrics?: MetricsPart;
+  /** OpenTelemetry tracing. */
+  tracing?: TracingPart;
 }
 
 /**

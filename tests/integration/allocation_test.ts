@@ -8,6 +8,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
+import { otelMetrics } from "../../src/observability/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { metricsHarness } from "../_helpers/otel.ts";
 
@@ -116,7 +117,7 @@ describe("allocation per command", () => {
     const h = await metricsHarness();
     const metered = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider },
+      metrics: otelMetrics({ meterProvider: h.meterProvider }),
     });
     try {
       const run = (c: RedisClient) => async (n: number) => {

@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { assertNoLeaks, markLeakBaseline, sleep } from "../_helpers/leaks.ts";
 
@@ -79,7 +80,7 @@ describe("binary subscriptions", () => {
       host: sim.endpoint.host,
       port: sim.endpoint.port,
       maintenanceNotifications: { mode: "enabled" },
-      clientSideCache: true,
+      clientSideCache: clientSideCache(),
     });
     const writer = new RedisClient({ url: server.url });
     const handoffs: unknown[] = [];

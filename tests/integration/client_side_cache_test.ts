@@ -9,6 +9,7 @@ import { type ClientShell, RedisClient } from "../../mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { RedisSentinelClient } from "../../src/sentinel/mod.ts";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
 import { type RedisCluster, startCluster } from "../_helpers/cluster.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
@@ -211,7 +212,7 @@ describe("client-side cache", () => {
 
   for (const protocol of [3, 2] as const) {
     it(`another client's write invalidates every cached family (RESP${protocol})`, async () => {
-      const c = new RedisClient({ url: server.url, protocol, clientSideCache: {} });
+      const c = new RedisClient({ url: server.url, protocol, clientSideCache: clientSideCache() });
       const w = new RedisClient({ url: server.url });
       await cachingOn(c);
       for (const f of FAMILIES) {
@@ -232,7 +233,10 @@ describe("client-side cache", () => {
   }
 
   it("turns tracking on for the shared connection, and again on a new connection", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: { maxEntries: 100 } });
+    const c = new RedisClient({
+      url: server.url,
+      clientSideCache: clientSideCache({ maxEntries: 100 }),
+    });
     const plain = new RedisClient({ url: server.url });
     assert.match((await c.clientInfo()).flags ?? "", /t/);
     assert.doesNotMatch((await plain.clientInfo()).flags ?? "", /t/);
@@ -248,7 +252,7 @@ describe("client-side cache", () => {
   });
 
   it("a reply in flight when its key changed is returned but not kept", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     const ctl = new RedisClient({ url: server.url });
     await Promise.all([c.ping(), w.set("race", "v1"), ctl.ping()]);
@@ -275,7 +279,7 @@ describe("client-side cache", () => {
   });
 
   it("never caches inside MULTI, blocking or time-dependent commands", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     await c.set("nc", "v", { ex: 100 });
     await c.rpush("nc:list", "a", "b");
     await c.ping();
@@ -292,7 +296,7 @@ describe("client-side cache", () => {
   });
 
   it("the client's own writes drop its entries before they are sent", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     await c.set("own", "1");
     await c.ping();
     assert.equal(await c.get("own"), "1");
@@ -308,7 +312,7 @@ describe("client-side cache", () => {
   });
 
   it("a lost connection drops the whole cache: a write made meanwhile is seen", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await w.set("rc", "before");
     await c.ping();
@@ -334,7 +338,7 @@ describe("client-side cache", () => {
   });
 
   it("RESP2: losing the invalidation connection drops the cache until it is back", async () => {
-    const c = new RedisClient({ url: server.url, protocol: 2, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, protocol: 2, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await w.set("r2", "1");
     await cachingOn(c);
@@ -360,7 +364,7 @@ describe("client-side cache", () => {
       // The cached client reaches the server through a proxy that goes silent (paused: nothing
       // forwarded either way, as a blackholed path); another client overwrites the key directly.
       const sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
-      const c = new RedisClient({ ...sim.endpoint, protocol, clientSideCache: {} });
+      const c = new RedisClient({ ...sim.endpoint, protocol, clientSideCache: clientSideCache() });
       const w = new RedisClient({ url: server.url });
       const k = `silent:${protocol}`;
       await w.set(k, "old");
@@ -400,7 +404,7 @@ describe("client-side cache", () => {
 
   it("a MOVING handoff drops the whole cache; tracking follows the new connection", async () => {
     const sim = await MaintenanceSimulator.start({ upstream: `127.0.0.1:${server.port}` });
-    const c = new RedisClient({ ...sim.endpoint, clientSideCache: {} });
+    const c = new RedisClient({ ...sim.endpoint, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await w.set("ho", "1");
     await c.ping();
@@ -431,7 +435,7 @@ describe("client-side cache", () => {
       const c = new RedisClient({
         url: server.url,
         protocol,
-        clientSideCache: { mode: "broadcast", prefixes: [`bc${protocol}:`] },
+        clientSideCache: clientSideCache({ mode: "broadcast", prefixes: [`bc${protocol}:`] }),
       });
       const w = new RedisClient({ url: server.url });
       await w.set(`bc${protocol}:1`, "a");
@@ -453,8 +457,14 @@ describe("client-side cache", () => {
   }
 
   it("keeps within maxEntries and maxBytes, evicting the least recently used", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: { maxEntries: 50 } });
-    const b = new RedisClient({ url: server.url, clientSideCache: { maxBytes: 20_000 } });
+    const c = new RedisClient({
+      url: server.url,
+      clientSideCache: clientSideCache({ maxEntries: 50 }),
+    });
+    const b = new RedisClient({
+      url: server.url,
+      clientSideCache: clientSideCache({ maxBytes: 20_000 }),
+    });
     const value = "x".repeat(1000);
     const p = c.pipeline();
     for (let i = 0; i < 200; i++) p.set(`ev:${i}`, value);
@@ -479,7 +489,7 @@ describe("client-side cache", () => {
   });
 
   it("expires entries after ttl", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: { ttl: 100 } });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache({ ttl: 100 }) });
     await c.set("ttl:k", "v");
     await c.ping();
     await c.get("ttl:k");
@@ -494,7 +504,7 @@ describe("client-side cache", () => {
   });
 
   it("the binary view has its own entries; an invalidation drops both", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await w.set("bin", "abc");
     await c.ping();
@@ -518,7 +528,7 @@ describe("client-side cache", () => {
   });
 
   it("a key's expiry reaches the cache when the server expires it", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await c.ping();
     await w.set("exp:k", "v", { px: 100 });
@@ -533,7 +543,7 @@ describe("client-side cache", () => {
   });
 
   it("a FLUSHALL by another client (null invalidation) drops everything", async () => {
-    const c = new RedisClient({ url: server.url, clientSideCache: {} });
+    const c = new RedisClient({ url: server.url, clientSideCache: clientSideCache() });
     const w = new RedisClient({ url: server.url });
     await w.set("fa:1", "1");
     await w.set("fa:2", "2");
@@ -556,7 +566,9 @@ describe("client-side cache", () => {
         () =>
           new RedisClient({
             url: server.url,
-            clientSideCache: mode === "broadcast" ? { mode, prefixes: ["stale:"] } : {},
+            clientSideCache: clientSideCache(
+              mode === "broadcast" ? { mode, prefixes: ["stale:"] } : {},
+            ),
           }),
       );
       const writers = keys.map(() => new RedisClient({ url: server.url }));
@@ -607,12 +619,9 @@ describe("client-side cache", () => {
     });
   }
 
-  it("rejects bad cache options with RangeError or TypeError", () => {
-    assert.throws(() => new RedisClient({ clientSideCache: { maxEntries: 0 } }), RangeError);
-    assert.throws(
-      () => new RedisClient({ clientSideCache: { mode: "bcast" as "broadcast" } }),
-      TypeError,
-    );
+  it("rejects bad cache options with RangeError or TypeError where the part is made", () => {
+    assert.throws(() => clientSideCache({ maxEntries: 0 }), RangeError);
+    assert.throws(() => clientSideCache({ mode: "bcast" as "broadcast" }), TypeError);
   });
 });
 
@@ -630,7 +639,7 @@ describe("client-side cache: sentinel", () => {
     const client = new RedisSentinelClient({
       masterName: group.masterName,
       sentinels: group.sentinelUrls,
-      clientSideCache: {},
+      clientSideCache: clientSideCache(),
     });
     await client.set("sw", "1");
     assert.equal(await client.get("sw"), "1");
@@ -675,7 +684,7 @@ describe("client-side cache: cluster", () => {
     const client = new RedisClusterClient({
       nodes: cluster.seeds,
       topologyRefreshInterval: 0,
-      clientSideCache: { clusterMissTtl: 500 },
+      clientSideCache: clientSideCache({ clusterMissTtl: 500 }),
     });
     const writer = new RedisClusterClient({ nodes: cluster.seeds, topologyRefreshInterval: 0 });
     try {

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { type Logger, type MetricGroup, RedisClient } from "../../mod.ts";
 import { MultiDbClient } from "../../src/multi_db/mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
+import { otelMetrics } from "../../src/observability/mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { allHealthy, waitFor } from "../_helpers/load.ts";
 import { sleep } from "../_helpers/leaks.ts";
@@ -38,7 +40,7 @@ describe("metrics", () => {
   it("N commands give N duration samples; a pipeline and a transaction one each", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider, groups: ["command"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["command"] }),
     });
     const n = 25;
     await Promise.all(Array.from({ length: n }, (_, i) => client.set(`m:${i}`, String(i))));
@@ -74,11 +76,11 @@ describe("metrics", () => {
   it("includeCommands and excludeCommands choose the commands measured", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: {
+      metrics: otelMetrics({
         meterProvider: h.meterProvider,
         groups: ["command"],
         excludeCommands: ["get"],
-      },
+      }),
     });
     await client.set("x", "1");
     await client.get("x");
@@ -92,7 +94,7 @@ describe("metrics", () => {
   it("default groups: connections counted by state, no durations", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider },
+      metrics: otelMetrics({ meterProvider: h.meterProvider }),
     });
     await client.ping();
     assert.deepEqual(await h.points(DURATION), []);
@@ -109,7 +111,7 @@ describe("metrics", () => {
   it("connection-advanced: the wait for an exclusive connection, pending commands", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider, groups: ["connection-advanced"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["connection-advanced"] }),
     });
     await client.ping();
     assert.equal(await client.blpop(["nothing"], 0.05), null);
@@ -129,7 +131,7 @@ describe("metrics", () => {
       url: server.url,
       clientName: "metrics-kill",
       reconnect: { baseDelay: 10, maxDelay: 20 },
-      metrics: { meterProvider: h.meterProvider, groups: CONNECTION_LIFE },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: CONNECTION_LIFE }),
     });
     let ready = 0;
     client.addEventListener("ready", () => ready++);
@@ -154,7 +156,7 @@ describe("metrics", () => {
       url: hung.url,
       commandTimeout: 200,
       reconnect: { baseDelay: 10, maxDelay: 20 },
-      metrics: { meterProvider: h.meterProvider, groups: CONNECTION_LIFE },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: CONNECTION_LIFE }),
     });
     let ready = 0;
     client.addEventListener("ready", () => ready++);
@@ -189,7 +191,7 @@ describe("metrics", () => {
     const client = new RedisClient({
       url: gone.url,
       reconnect: { baseDelay: 5, maxDelay: 10 },
-      metrics: { meterProvider: h.meterProvider, groups: CONNECTION_LIFE },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: CONNECTION_LIFE }),
     });
     let attempts = 0;
     client.addEventListener("reconnecting", () => attempts++);
@@ -206,7 +208,10 @@ describe("metrics", () => {
     const client = new RedisClient({
       port,
       reconnect: false,
-      metrics: { meterProvider: h.meterProvider, groups: ["resiliency", ...CONNECTION_LIFE] },
+      metrics: otelMetrics({
+        meterProvider: h.meterProvider,
+        groups: ["resiliency", ...CONNECTION_LIFE],
+      }),
     });
     await assert.rejects(client.get("k"));
     // No socket was ever open: nothing closed.
@@ -236,14 +241,14 @@ describe("metrics", () => {
   ) {
     it(`every error a caller receives is counted once, by command (${label})`, async () => {
       const s = await startRedis();
-      const metrics = {
+      const metrics = otelMetrics({
         meterProvider: h.meterProvider,
         groups: ["resiliency", ...(extra.groups ?? [])] as MetricGroup[],
-      };
+      });
       const client = new RedisClient({
         url: s.url,
         reconnect: false,
-        clientSideCache: extra.cache === true,
+        clientSideCache: extra.cache === true && clientSideCache(),
         metrics,
       });
       const admin = new RedisClient({ url: s.url });
@@ -322,8 +327,8 @@ describe("metrics", () => {
   it("client-side cache: one hit and one miss", async () => {
     const client = new RedisClient({
       url: server.url,
-      clientSideCache: true,
-      metrics: { meterProvider: h.meterProvider, groups: ["client-side-caching"] },
+      clientSideCache: clientSideCache(),
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["client-side-caching"] }),
     });
     await client.set("cached", "v");
     assert.equal(await client.get("cached"), "v");
@@ -341,7 +346,11 @@ describe("metrics", () => {
   it("pub/sub messages sent and received; channel names hidden on request", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider, groups: ["pubsub"], hideChannelNames: true },
+      metrics: otelMetrics({
+        meterProvider: h.meterProvider,
+        groups: ["pubsub"],
+        hideChannelNames: true,
+      }),
     });
     let got = 0;
     const sub = await client.subscribe("news", () => got++);
@@ -359,7 +368,7 @@ describe("metrics", () => {
   it("stream lag of the entries read", async () => {
     const client = new RedisClient({
       url: server.url,
-      metrics: { meterProvider: h.meterProvider, groups: ["streaming"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["streaming"] }),
     });
     const old = Date.now() - 5000;
     await client.sendCommand(["XADD", "st", `${old}-0`, "f", "v"]);
@@ -377,7 +386,7 @@ describe("metrics", () => {
         new RedisClient({
           url: server.url,
           // deno-lint-ignore no-explicit-any
-          metrics: { meterProvider: h.meterProvider, groups: ["commands" as any] },
+          metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["commands" as any] }),
         }),
       (e: unknown) =>
         e instanceof TypeError && /"commands"/.test(e.message) &&
@@ -386,9 +395,28 @@ describe("metrics", () => {
     );
     assert.throws(
       // deno-lint-ignore no-explicit-any
-      () => new RedisClient({ metrics: { meterProvider: {} as any } }),
+      () => new RedisClient({ metrics: otelMetrics({ meterProvider: {} as any }) }),
       /getMeter/,
     );
+  });
+
+  it("the part checks its options (a hint for a slip); a plain options object is refused", () => {
+    assert.throws(
+      () => otelMetrics({ meterProvider: h.meterProvider, group: ["command"] } as never),
+      {
+        name: "TypeError",
+        message: "Cannot use the option `group` of metrics: no such option. Did you mean `groups`?",
+      },
+    );
+    assert.throws(() => otelMetrics(undefined as never), /expected an options object/);
+    assert.throws(() => new RedisClient({ metrics: { meterProvider: h.meterProvider } as never }), {
+      name: "TypeError",
+      message: "Cannot enable metrics from a plain options object: pass otelMetrics({ ... }), " +
+        'imported from "@edge/redis/otel"',
+    });
+    const part = otelMetrics({ meterProvider: h.meterProvider });
+    assert.ok(Object.isFrozen(part));
+    assert.equal(part.part, "metrics");
   });
 
   it("a meter provider that throws never breaks a command (one warning)", async () => {
@@ -396,13 +424,13 @@ describe("metrics", () => {
     const throwing = new RedisClient({
       url: server.url,
       logger: w.logger,
-      metrics: {
+      metrics: otelMetrics({
         meterProvider: {
           getMeter() {
             throw new Error("no meter");
           },
         },
-      },
+      }),
     });
     await throwing.set("t", "1");
     assert.equal(await throwing.get("t"), "1");
@@ -418,7 +446,7 @@ describe("metrics", () => {
     const failing = new RedisClient({
       url: server.url,
       logger: w2.logger,
-      metrics: {
+      metrics: otelMetrics({
         groups: ["command", "resiliency", "connection-basic"],
         meterProvider: {
           getMeter: () => ({
@@ -430,7 +458,7 @@ describe("metrics", () => {
             createObservableUpDownCounter: () => instrument,
           }),
         },
-      },
+      }),
     });
     for (let i = 0; i < 5; i++) await failing.set("t", String(i));
     await assert.rejects(failing.sendCommand(["HGET", "t", "f"]), /WRONGTYPE/);
@@ -457,7 +485,7 @@ describe("metrics: maintenance", () => {
     const client = new RedisClient({
       ...sim.endpoint,
       commandTimeout: 1000,
-      metrics: { meterProvider: h.meterProvider },
+      metrics: otelMetrics({ meterProvider: h.meterProvider }),
     });
     let handoffs = 0;
     client.addEventListener("handoff", () => handoffs++);
@@ -504,7 +532,7 @@ describe("metrics: multi-db", () => {
       failureDetector: { minNumOfFailures: 2, failureRateThreshold: 0, slidingWindowMs: 1000 },
       commandRetry: { initialDelay: 20 },
       gracePeriod: 1000,
-      metrics: { meterProvider: h.meterProvider, groups: ["command", "resiliency"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["command", "resiliency"] }),
     });
     await client.connect();
     await allHealthy(client);

@@ -5,6 +5,7 @@ import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisSentinelClient, type SentinelSwitchDetail } from "../../src/sentinel/mod.ts";
 import { ConnectionError } from "../../src/errors.ts";
+import { otelMetrics } from "../../src/observability/mod.ts";
 import { type SentinelGroup, startSentinelGroup } from "../_helpers/sentinel.ts";
 import type { RedisServer } from "../_helpers/redis_server.ts";
 import { parseInfo } from "../../src/testing/_redis_control.ts";
@@ -191,7 +192,7 @@ describe("sentinel client: failover", () => {
     await using client = new RedisSentinelClient({
       masterName: group.masterName,
       sentinels: group.sentinelUrls,
-      metrics: { meterProvider: h.meterProvider, groups: ["command", "resiliency"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["command", "resiliency"] }),
     });
     await client.set("m:before", "1");
     const next = await failover(group);

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClient } from "../../mod.ts";
+import { otelTracing } from "../../src/observability/mod.ts";
 import { MaintenanceSimulator } from "../../src/testing/mod.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
 import { waitFor } from "../_helpers/load.ts";
@@ -25,7 +26,7 @@ describe("tracing", () => {
   it("a client span per command and per batch; no argument values by default", async () => {
     const client = new RedisClient({
       url: server.url,
-      tracing: { tracerProvider: t.tracerProvider },
+      tracing: otelTracing({ tracerProvider: t.tracerProvider }),
     });
     await client.set("secret-key", "secret-value");
     await client.get("secret-key");
@@ -53,7 +54,7 @@ describe("tracing", () => {
   it("queryText: the command with every argument replaced by ?", async () => {
     const client = new RedisClient({
       url: server.url,
-      tracing: { tracerProvider: t.tracerProvider, queryText: true },
+      tracing: otelTracing({ tracerProvider: t.tracerProvider, queryText: true }),
     });
     await client.set("k", "v", { ex: 10 });
     assert.equal(t.spans()[0]!.attributes["db.query.text"], "SET ? ? ? ?");
@@ -69,15 +70,34 @@ describe("tracing", () => {
     const client = new RedisClient({
       url: server.url,
       logger: { debug: noop, info: noop, warn: (m: string) => seen.push(m), error: noop },
-      tracing: { tracerProvider: { getTracer: () => ({ startSpan: broken }) } },
+      tracing: otelTracing({ tracerProvider: { getTracer: () => ({ startSpan: broken }) } }),
     });
     for (let i = 0; i < 3; i++) await client.set("t", String(i));
     assert.equal(await client.get("t"), "2");
     assert.equal(seen.length, 1);
     assert.match(seen[0]!, /span failed/);
     await client.close();
-    // deno-lint-ignore no-explicit-any
-    assert.throws(() => new RedisClient({ tracing: { tracerProvider: {} as any } }), TypeError);
+    assert.throws(
+      // deno-lint-ignore no-explicit-any
+      () => new RedisClient({ tracing: otelTracing({ tracerProvider: {} as any }) }),
+      /Cannot use tracing: tracerProvider must have a getTracer method/,
+    );
+    assert.throws(
+      () => otelTracing({ tracerProvider: t.tracerProvider, queryTxt: true } as never),
+      {
+        name: "TypeError",
+        message: "Cannot use the option `queryTxt` of tracing: no such option. Did you mean " +
+          "`queryText`?",
+      },
+    );
+    assert.throws(
+      () => new RedisClient({ tracing: { tracerProvider: t.tracerProvider } as never }),
+      {
+        name: "TypeError",
+        message: "Cannot enable tracing from a plain options object: pass otelTracing({ ... }), " +
+          'imported from "@edge/redis/otel"',
+      },
+    );
   });
 
   it("MOVING: the maintenance decision and the handoff as span events", async () => {
@@ -85,7 +105,7 @@ describe("tracing", () => {
     const client = new RedisClient({
       ...sim.endpoint,
       commandTimeout: 1000,
-      tracing: { tracerProvider: t.tracerProvider },
+      tracing: otelTracing({ tracerProvider: t.tracerProvider }),
     });
     let handoffs = 0;
     client.addEventListener("handoff", () => handoffs++);

@@ -4,6 +4,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { keySlot, RedisClusterClient } from "../../src/cluster/mod.ts";
+import { clientSideCache } from "../../src/cache/mod.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { waitFor } from "../_helpers/load.ts";
 import { assertNoLeaks } from "../_helpers/leaks.ts";
@@ -13,7 +14,7 @@ describe("RedisClusterClient with clientSideCache", () => {
   const sim = simulatorPerSuite({ primaries: 3 });
 
   it("caches reads of every node and drops them on another client's write", async () => {
-    const { client } = clusterClient(sim, { clientSideCache: true });
+    const { client } = clusterClient(sim, { clientSideCache: clientSideCache() });
     const writer = new RedisClusterClient({ nodes: sim.seeds });
     const keys = sim.nodes().filter((n) => n.slots !== "").map((n) =>
       slotKey(slotsOf(n.slots)[3]!, "csc")
@@ -39,7 +40,7 @@ describe("RedisClusterClient with clientSideCache", () => {
   });
 
   it("SMIGRATED drops the cached replies of the moved slots, only those", async () => {
-    const { client, seen } = clusterClient(sim, { clientSideCache: true });
+    const { client, seen } = clusterClient(sim, { clientSideCache: clientSideCache() });
     const writer = new RedisClusterClient({ nodes: sim.seeds });
     await client.connect();
     const owners = sim.nodes().filter((n) => n.slots !== "");
@@ -84,7 +85,7 @@ describe("RedisClusterClient with clientSideCache", () => {
   });
   it("with notifications off, a topology refresh that moves a slot drops its cached replies", async () => {
     const { client } = clusterClient(sim, {
-      clientSideCache: true,
+      clientSideCache: clientSideCache(),
       maintenanceNotifications: { mode: "disabled" },
     });
     const writer = new RedisClusterClient({ nodes: sim.seeds });

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { RedisClusterClient } from "../../src/cluster/mod.ts";
+import { otelMetrics } from "../../src/observability/mod.ts";
 import { slotKey } from "../_helpers/cluster.ts";
 import { waitFor } from "../_helpers/load.ts";
 import { assertNoLeaks } from "../_helpers/leaks.ts";
@@ -24,10 +25,10 @@ describe("scenario: cluster metrics", () => {
 
   it("SMIGRATED applied: its slots and time, the notifications, a topology change", async () => {
     const { client, seen } = clusterClient(sim, {
-      metrics: {
+      metrics: otelMetrics({
         meterProvider: h.meterProvider,
         groups: ["command", "connection-basic", "resiliency"],
-      },
+      }),
     });
     await client.connect();
     const slots = loadSlots("mtr", 4);
@@ -69,7 +70,7 @@ describe("scenario: cluster metrics", () => {
       commandTimeout: 2000,
       maintenanceNotifications: { mode: "disabled" },
       topologyRefreshInterval: 0,
-      metrics: { meterProvider: h.meterProvider, groups: ["resiliency"] },
+      metrics: otelMetrics({ meterProvider: h.meterProvider, groups: ["resiliency"] }),
     });
     await client.connect();
     const slots = loadSlots("mvd", 4);

@@ -7,7 +7,10 @@
 // - a `_`-prefixed file is private to its folder: no other folder imports it (the `_` files at
 //   the src/ root, the clock and the resource accounting, are private to the package: every
 //   folder of src/ may use them);
-// - the connection layer imports no command builders (STYLE.md).
+// - the connection layer imports no command builders (STYLE.md);
+// - a part (src/cache: the client-side cache; the OpenTelemetry recorder) is reached only through
+//   its entry: every other file imports only its types, so `.` carries none of its code (the
+//   bundle test measures it).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -39,6 +42,49 @@ const SIDEWAYS: readonly (readonly [string, string])[] = [
  * that no longer occurs fails the test, so the list only shrinks.
  */
 const KNOWN: readonly (readonly [string, string])[] = [];
+
+/**
+ * The code of the parts (`./cache`, `./otel`), by path prefix, and the folders besides the part's
+ * own allowed to import values from it: everything else, `mod.ts` included, imports only types,
+ * so `.` carries none of it. The other client kinds define their own instruments in the
+ * recorder's table (`defineInstruments`: tree-shaken away when unused).
+ */
+const PARTS: readonly { code: string; own: string; also: readonly string[] }[] = [
+  { code: "src/cache/", own: "src/cache/", also: [] },
+  {
+    code: "src/observability/metrics.ts",
+    own: "src/observability/",
+    also: ["src/cluster/", "src/sentinel/", "src/multi_db/"],
+  },
+  { code: "src/observability/part.ts", own: "src/observability/", also: [] },
+  { code: "src/observability/mod.ts", own: "src/observability/", also: [] },
+];
+
+/** The relative specifiers a source text imports values from (not `import type`/`export type`). */
+export function valueImports(text: string): string[] {
+  const code = text
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "");
+  const found: string[] = [];
+  for (
+    const m of code.matchAll(/^\s*(import|export)\s+(?!type\b)([^;]*?)\sfrom\s*["']([^"']+)["']/gm)
+  ) {
+    const names = m[2]!;
+    // `import { type A, type B } from` brings in no value either.
+    const braces = /^\{([^}]*)\}$/.exec(names.trim());
+    if (braces && braces[1]!.split(",").every((n) => n.trim() === "" || /^type\s/.test(n.trim()))) {
+      continue;
+    }
+    if (m[3]!.startsWith(".")) found.push(m[3]!);
+  }
+  for (const m of code.matchAll(/^\s*import\s*["']([^"']+)["']/gm)) {
+    if (m[1]!.startsWith(".")) found.push(m[1]!);
+  }
+  for (const m of code.matchAll(/(?<!typeof\s)\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
+    if (m[1]!.startsWith(".")) found.push(m[1]!);
+  }
+  return found;
+}
 
 /** Every `.ts` file under `dir`, as paths relative to the repository root with `/`. */
 function tsFiles(dir: string): string[] {
@@ -165,5 +211,33 @@ describe("layering of src/", () => {
     assert.deepEqual(report, [], `layering violations:\n${report.join("\n")}`);
     const stale = KNOWN.filter(([from, to]) => !found.some((v) => v.from === from && v.to === to));
     assert.deepEqual(stale, [], "KNOWN lists imports that are gone: remove them from the list");
+  });
+
+  it("tells value imports from type imports", () => {
+    const text = [
+      `import type { A } from "./a.ts";`,
+      `import { type B, type C } from "./b.ts";`,
+      `import { type D, e } from "./d.ts";`,
+      `import { f } from "./f.ts";`,
+      `export type { G } from "./g.ts";`,
+      `export { h } from "./h.ts";`,
+      `let i: typeof import("./i.ts");`,
+      `const j = await import("./j.ts");`,
+    ].join("\n");
+    assert.deepEqual(valueImports(text).sort(), ["./d.ts", "./f.ts", "./h.ts", "./j.ts"]);
+  });
+
+  it("a part's code is imported only inside its folder: everything else takes its types", () => {
+    const found: string[] = [];
+    for (const from of ["mod.ts", ...tsFiles("src")]) {
+      const text = readFileSync(join(root, from), "utf8");
+      for (const spec of valueImports(text)) {
+        const to = relative(root, join(root, dirname(from), spec)).split(sep).join("/");
+        const part = PARTS.find((p) => to.startsWith(p.code));
+        if (part === undefined || from.startsWith(part.own)) continue;
+        if (!part.also.some((dir) => from.startsWith(dir))) found.push(`${from} -> ${to}`);
+      }
+    }
+    assert.deepEqual(found, [], `value imports of a part's code:\n${found.join("\n")}`);
   });
 });

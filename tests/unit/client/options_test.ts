@@ -139,10 +139,6 @@ describe("client options from plain JavaScript", () => {
       const [options, pattern] of [
         [{ reconnect: { baseDelai: 1 } }, /of reconnect: .*Did you mean `baseDelay`\?/],
         [{ tls: { caCert: ["pem"] } }, /of tls: .*Did you mean `caCerts`\?/],
-        [
-          { clientSideCache: { maxEntires: 1 } },
-          /of clientSideCache: .*Did you mean `maxEntries`\?/,
-        ],
       ] as const
     ) throwsType(() => new RedisClient(options as Any), pattern);
     throwsType(

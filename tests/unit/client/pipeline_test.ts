@@ -7,6 +7,7 @@ import { FLAG_ERRORS_AS_VALUES } from "../../../src/connection/connection.ts";
 import { ReplyError } from "../../../src/errors.ts";
 import type { RedisArgument, RespValue } from "../../../src/resp/types.ts";
 import type { Transform } from "../../../src/commands/command_runner.ts";
+import { RedisCommands } from "../../../src/commands/commands.ts";
 
 interface Sent {
   args: RedisArgument[];
@@ -36,6 +37,38 @@ describe("Pipeline", () => {
     assert.equal(r[1], "v");
     assert.ok(r[2] instanceof ReplyError);
     assert.equal(p.length, 0, "exec() empties the pipeline");
+  });
+});
+
+describe("Batch methods", () => {
+  it("every typed method of RedisCommands records on a batch, but evalScript; the batch's own win", () => {
+    const sent: RedisArgument[][] = [];
+    const p = new Pipeline((args) => {
+      sent.push(args);
+      return Promise.resolve("OK");
+    });
+    const names = Object.getOwnPropertyNames(RedisCommands.prototype)
+      .filter((n) => n !== "constructor" && n !== "_run" && n !== "evalScript");
+    assert.ok(names.length > 200, `${names.length} methods`);
+    for (const n of names) {
+      assert.equal(typeof (p as unknown as Record<string, unknown>)[n], "function", n);
+    }
+    // Inherited through the prototype chain, recorded by Batch._run, not run.
+    assert.equal(p.hset("h", { f: "v" }).zadd("z", { score: 1, member: "m" }), p);
+    assert.deepEqual(sent, []);
+    assert.deepEqual(p._queue.map((q) => q.args), [["HSET", "h", "f", "v"], ["ZADD", "z", 1, "m"]]);
+    // evalScript runs EVALSHA and may fall back to EVAL: not one command, not in a batch.
+    assert.equal((p as unknown as Record<string, unknown>).evalScript, undefined);
+    assert.equal(
+      (new Transaction(() => []) as unknown as Record<string, unknown>).evalScript,
+      undefined,
+    );
+    // The batch's own methods are not replaced by a command of the same name.
+    assert.equal(
+      Pipeline.prototype.exec,
+      Object.getOwnPropertyDescriptor(Pipeline.prototype, "exec")!.value,
+    );
+    assert.ok(p instanceof RedisCommands);
   });
 });
 

@@ -4,6 +4,7 @@ import { ReplyError } from "../../../src/errors.ts";
 import { aggregateReplies } from "../../../src/cluster/_aggregate.ts";
 import { isRetryableRefusal, parseRedirect } from "../../../src/cluster/_redirect.ts";
 import { resolveClusterOptions } from "../../../src/cluster/options.ts";
+import { clientSideCache } from "../../../src/cache/mod.ts";
 
 const from = { host: "10.0.0.1", port: 7000 };
 
@@ -144,10 +145,14 @@ describe("resolveClusterOptions", () => {
       resolveClusterOptions({ nodes: ["h:1"], failoverShadows: false }).failoverShadows,
       false,
     );
-    assert.deepEqual(
-      resolveClusterOptions({ nodes: ["h:1"], clientSideCache: { maxEntries: 10 } }).node
-        .clientSideCache,
-      { maxEntries: 10 },
+    const cache = clientSideCache({ maxEntries: 10 });
+    assert.equal(
+      resolveClusterOptions({ nodes: ["h:1"], clientSideCache: cache }).node.clientSideCache,
+      cache,
+    );
+    assert.throws(
+      () => resolveClusterOptions({ nodes: ["h:1"], clientSideCache: { maxEntries: 10 } as never }),
+      { name: "TypeError", message: /^Cannot enable clientSideCache from a plain options object/ },
     );
     assert.equal(resolveClusterOptions({ nodes: ["h:1"], clientSideCache: false }).maxAttempts, 5);
   });

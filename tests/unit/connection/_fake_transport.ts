@@ -53,6 +53,7 @@ export class FakeTransport implements Transport {
           a instanceof Uint8Array ? new TextDecoder().decode(a) : String(a)
         );
         this.commands.push(cmd);
+        this.batches[this.batches.length - 1]?.push(cmd);
         if (this.hung) return;
         const r = answer(cmd, this) ?? defaultAnswer(cmd);
         if (r === HANG) {
@@ -68,8 +69,14 @@ export class FakeTransport implements Transport {
   setHandlers(h: TransportHandlers): void {
     this.#h = h;
   }
+  /** Writes so far (each a batch of commands). */
+  writes = 0;
+  /** The commands of each write, in order (`writes` of them). */
+  readonly batches: string[][][] = [];
   write(bytes: Uint8Array): boolean {
     if (this.closed) return false;
+    this.writes++;
+    this.batches.push([]);
     this.#decoder.feed(bytes);
     return this.writable;
   }
