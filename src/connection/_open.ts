@@ -40,6 +40,11 @@ export interface EarlyCommands {
   take(link: Link): number;
   /** Puts commands the server did not run back in front of the queue, in order. */
   giveBack(commands: Pending[]): void;
+  /**
+   * Whether commands are set aside for this attempt, not written yet (a superseded Workers
+   * attempt keeps its own request's commands): it runs on like one that wrote commands.
+   */
+  reserved?(): boolean;
 }
 
 /** What opening a socket needs from its Connection (created once per Connection). */
@@ -51,8 +56,9 @@ export interface OpenSettings {
   encoder: RespEncoder;
   /**
    * Attempts in progress: each entry aborts one (close). With `unlessWritten`, an attempt that
-   * wrote commands behind its handshake is not aborted: it runs to its end, its outcome the
-   * caller's to ignore, so those commands get their replies (a superseded Workers attempt).
+   * wrote commands behind its handshake, or has commands set aside to write there
+   * (`EarlyCommands.reserved`), is not aborted: it runs to its end, its outcome the caller's to
+   * ignore, so those commands get their replies (a superseded Workers attempt).
    */
   opening: Set<(e: Error, unlessWritten?: boolean) => void>;
   events: LinkEvents;
@@ -113,7 +119,10 @@ export function openLink(
       : undefined;
     const fail = (e: Error, unlessWritten?: boolean): void => {
       if (settled) return;
-      if (unlessWritten === true && link !== undefined && link.early > 0) return;
+      if (
+        unlessWritten === true &&
+        ((link !== undefined && link.early > 0) || early?.reserved?.() === true)
+      ) return;
       settled = true;
       s.opening.delete(fail);
       s.clock.clearTimer(timer);

@@ -335,6 +335,24 @@ export class SendQueue {
   }
 
   /**
+   * Moves the first queued commands that a handshake may carry (as {@linkcode takeEarly} would
+   * take them) to `to`: a Workers rebind sets them aside for the attempt of the request that
+   * queued them.
+   *
+   * @param to Where they go.
+   */
+  setAsideEarly(to: Deque<Pending>): void {
+    let p: Pending | undefined;
+    while ((p = this.unsent.peek()) !== undefined) {
+      if (!p.done && (p.flags & EARLY_NEVER) !== 0) break;
+      this.unsent.shift();
+      this.unsentBytes -= p.bytes;
+      if (!p.done) to.push(p);
+    }
+    if (this.unsent.length === 0) this.unsentBytes = 0;
+  }
+
+  /**
    * Moves the first queued commands behind a new socket's handshake: encoded after it (the
    * encoder holds the handshake), in flight on `link` with their deadlines, flagged
    * `FLAG_EARLY`. Stops at the first command that must wait for a ready socket: the subscribe
@@ -342,19 +360,22 @@ export class SendQueue {
    * or depends on, the socket's state), or past 4 MB. The socket's handshake writes them.
    *
    * @param link The new socket (not ready).
+   * @param from Where the commands are taken from: the queue, or the commands a Workers rebind
+   *   set aside for the attempt it superseded (`Connection.#rebind`).
    * @returns How many were taken.
    */
-  takeEarly(link: Link): number {
+  takeEarly(link: Link, from: Deque<Pending> = this.unsent): number {
     const enc = this.#encoder;
     const now = this.#clock.now();
     const deadlines = this.#deadlines;
     const inflight = link.inflight;
+    const own = from === this.unsent;
     let n = 0;
     let p: Pending | undefined;
-    while ((p = this.unsent.peek()) !== undefined) {
+    while ((p = from.peek()) !== undefined) {
       if (!p.done && (p.flags & EARLY_NEVER) !== 0) break;
-      this.unsent.shift();
-      this.unsentBytes -= p.bytes;
+      from.shift();
+      if (own) this.unsentBytes -= p.bytes;
       if (p.done) continue;
       enc.writeCommand(p.args!);
       p.flags |= FLAG_EARLY;
@@ -370,7 +391,7 @@ export class SendQueue {
       n++;
       if (enc.length >= 4 * 1024 * 1024) break;
     }
-    if (this.unsent.length === 0) this.unsentBytes = 0;
+    if (own && this.unsent.length === 0) this.unsentBytes = 0;
     return n;
   }
 

@@ -61,7 +61,10 @@
  * during the handshake was written: `ConnectionError` (`TimeoutError` after a connect timeout,
  * `ClosedError` after `close()`), never sent twice, except after a `maxclients` refusal (the
  * server read nothing). On Workers, an attempt superseded by another request's (`#rebind`) that
- * wrote commands runs on and is retired, so they are answered in their own request.
+ * wrote commands, or whose handshake is not written yet while its request's commands are queued
+ * (they are set aside for it, `#aside`), runs on and is retired, so they are answered in their
+ * own request: workerd settles a promise from the request whose socket read the reply, and may
+ * run the caller's code on in that request (its Response then fails to send).
  *
  * The parts, each in its own file, each seeing only what its host interface lends it:
  * admission, queue and flush, the write half of the per-command path (`_send_queue.ts`, its
@@ -206,6 +209,11 @@ export class Connection {
   #owner: (() => boolean) | undefined;
   /** Counts connect attempts: a superseded attempt's outcome is ignored. */
   #attempt = 0;
+  /**
+   * Cloudflare Workers: the current attempt's commands set aside by `#rebind` (those its
+   * request queued), and whether its handshake may still carry them (not written yet).
+   */
+  #aside: { list: Deque<Pending>; open: boolean } | undefined;
   /** New sockets with commands behind their handshake, not yet ready (for their deadlines). */
   readonly #settingUp = new Set<Link>();
   /** The commands a new socket may write behind its handshake; `undefined` without `pipelineHandshake`. */
@@ -295,19 +303,26 @@ export class Connection {
       ? {
         // Not while work is held (a handoff, a loading server, refused commands first) or a
         // maintenance window relaxes the timeouts.
-        take: (link) => {
-          if (
-            this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
-            this.#queue.policy !== undefined
-          ) return 0;
-          const n = this.#queue.takeEarly(link);
-          // Their deadlines hold while the socket is set up.
-          if (n > 0) this.#settingUp.add(link);
-          return n;
-        },
+        take: (link) => this.#takeEarly(link, undefined),
         giveBack: (commands) => this.#giveBack(commands),
       }
       : undefined;
+  }
+
+  /**
+   * Moves queued commands (`from`: the queue, or those set aside for a superseded attempt)
+   * behind `link`'s handshake, unless work is held (a handoff, a loading server, refused
+   * commands first) or a maintenance window relaxes the timeouts.
+   */
+  #takeEarly(link: Link, from: Deque<Pending> | undefined): number {
+    if (
+      this.#queue.hold || this.#loading.active || this.#loading.queue.length > 0 ||
+      this.#queue.policy !== undefined
+    ) return 0;
+    const n = this.#queue.takeEarly(link, from);
+    // Their deadlines hold while the socket is set up.
+    if (n > 0) this.#settingUp.add(link);
+    return n;
   }
 
   /** The endpoint the connection is (or will be) connected to. */
@@ -405,8 +420,9 @@ export class Connection {
    * (or the attempt) belongs to. workerd would refuse that request's I/O on the socket, and the
    * socket's reads and timers end with the request that opened it; so the socket is retired (its
    * commands in flight are answered in their own request) or the attempt superseded (its outcome
-   * ignored), the deadline timer is armed again from this request (a timer of an ended request
-   * never fires), and the state is WAITING: the caller connects from this request, and the
+   * ignored; the commands its request queued that its handshake can still carry stay with it),
+   * the deadline timer is armed again from this request (a timer of an ended request never
+   * fires), and the state is WAITING: the caller connects from this request, and the other
    * commands still queued go on that socket.
    */
   /** `#rebind`, then the connect from this request (none from IDLE: the command starts it). */
@@ -432,6 +448,12 @@ export class Connection {
       this.#sockets.retire(link);
       this.#to(STATE_WAITING);
     } else if (state === STATE_CONNECTING) {
+      // The commands queued so far are the superseded attempt's request's: they stay with it
+      // and are written behind its handshake (their replies then settle them in that request;
+      // from this request's socket, workerd would settle them here, in the wrong request).
+      const aside = this.#aside;
+      this.#aside = undefined;
+      if (aside?.open === true) this.#queue.setAsideEarly(aside.list);
       this.#attempt++;
       this.#connectPromise = undefined;
       const superseded = new ConnectionError(
@@ -591,6 +613,25 @@ export class Connection {
     const endpoint = this.#sockets.target();
     const attempt = ++this.#attempt;
     this.#owner = ioContextProbe();
+    let early = this.#afterFault ? undefined : this.#early;
+    let aside: { list: Deque<Pending>; open: boolean } | undefined;
+    if (early !== undefined && this.#owner !== undefined) {
+      // Workers: once superseded (`#rebind`), this attempt writes only the commands set aside
+      // for it, never those queued since by another request.
+      const shared = early;
+      const own: { list: Deque<Pending>; open: boolean } = { list: new Deque(16), open: true };
+      aside = own;
+      this.#aside = own;
+      early = {
+        take: (link) => {
+          own.open = false;
+          if (own.list.length > 0) return this.#takeEarly(link, own.list);
+          return attempt === this.#attempt ? shared.take(link) : 0;
+        },
+        giveBack: shared.giveBack,
+        reserved: () => own.list.length > 0,
+      };
+    }
     try {
       // A target other than the configured endpoint (MOVING, sentinel) is always dialled with a
       // bound. (Only a failed handoff marks its target unreachable: a reconnect to where
@@ -603,7 +644,7 @@ export class Connection {
         this.#sockets.dialTimeout(endpoint, false),
         this.#openSettings,
         signal,
-        this.#afterFault ? undefined : this.#early,
+        early,
         (link) => {
           refused = this.#adopt(link, attempt);
         },
@@ -624,6 +665,12 @@ export class Connection {
         this.#scheduleReconnect(err);
       }
       throw err;
+    } finally {
+      if (aside !== undefined) {
+        if (this.#aside === aside) this.#aside = undefined;
+        // Not carried (work was held meanwhile): queued again.
+        if (aside.list.length > 0) this.#giveBack(aside.list.drain());
+      }
     }
   }
 

@@ -127,6 +127,42 @@ describe("Cloudflare Workers (workerd)", { skip }, () => {
     }
   });
 
+  // A command is answered on its own request's socket. When a request's connect attempt was
+  // superseded by another request's, the commands it had queued went on the other request's
+  // socket, and workerd settled them from there: once a Durable Object had run in the isolate,
+  // their callers' code went on in that other request, whose Response workerd then refused to
+  // send ("Uncaught ... Cannot perform I/O on behalf of a different request": a 500). Reproduced
+  // by `bench:workers` with its 3 rounds; this is that bench's pattern, in a fresh isolate.
+  it("a module-scope client: rounds of 8 concurrent requests between Durable Object rounds", {
+    timeout: 120_000,
+  }, async () => {
+    const w = await startWorkerd({ script: bundle.file });
+    try {
+      const key = `w:shared:rounds:${Date.now()}`;
+      let answered = 0;
+      const load = (path: string) => {
+        const end = Date.now() + 2000;
+        return Promise.all(Array.from({ length: 8 }, async () => {
+          while (Date.now() < end) {
+            const r = await call(w, path);
+            assert.equal(r.status, 200, `${path} after ${answered}: ${JSON.stringify(r.body)}`);
+            if (path.startsWith("/shared/")) {
+              assert.equal(r.body.here, true, `request ${answered} went on in another request`);
+            }
+            answered++;
+          }
+        }));
+      };
+      for (let round = 0; round < 3; round++) {
+        await load(`/shared/here?key=${key}`);
+        if (round < 2) await load(`/do/incr?${q}&key=${key}:do`);
+      }
+      assert.doesNotMatch(w.log, /Cannot perform I\/O|Uncaught/);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it("a module-scope client: pipelines and transactions from concurrent requests", {
     timeout: 60_000,
   }, async () => {

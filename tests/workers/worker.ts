@@ -4,6 +4,7 @@
 // module-scope client is created at global scope, as a user's worker would create it.
 import { RedisClient } from "../../mod.ts";
 import { RedisClusterClient } from "../../src/cluster/mod.ts";
+import { ioContextProbe } from "../../src/transport/io_context.ts";
 
 const SHARED_URL = "__SHARED_URL__";
 /** The pattern every user tries first: one client at module scope, used by every request. */
@@ -220,6 +221,13 @@ export default {
           return json({ id: await shared.sendCommand(["CLIENT", "ID"]) });
         case "/shared/get":
           return json({ value: await shared.get(q.get("key") ?? "w:shared") });
+        case "/shared/here": {
+          // Whether the code after the await still runs in this request (workerd runs a
+          // continuation in the request whose I/O settled the promise, unless it defers it).
+          const here = ioContextProbe();
+          const value = await shared.get(q.get("key") ?? "w:shared");
+          return json({ value, here: here?.() ?? true });
+        }
         case "/get": {
           await using client = new RedisClient({ url });
           return json({ value: await client.get(q.get("key") ?? "w:bench") });
