@@ -24,6 +24,7 @@ import { HandlerSlot } from "./_handler_slot.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { socketError } from "./_errors.ts";
 import { dialAbortable } from "./_abort.ts";
+import { ioContextProbe } from "./io_context.ts";
 
 const HIGH_WATER_MARK = 1024 * 1024;
 
@@ -159,6 +160,8 @@ class WorkersTransport implements Transport {
   /** Ends the keep-alive of a request that waits for this socket's handshake replies. */
   #answered: (() => void) | undefined;
   #answeredTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the current request is the one that opened the socket (`io_context.ts`). */
+  readonly #own = ioContextProbe();
   #flush = (): void => {
     this.#flushLoop();
   };
@@ -205,8 +208,11 @@ class WorkersTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#queue.clear();
-    // From another request the close is refused too: the socket then ends with its request.
-    this.#socket.close().catch(() => {});
+    // Not from another request: workerd would settle the socket's promises (`closed`, a pending
+    // read) from this request, those of an ended request with a warning each ("A promise was
+    // resolved or rejected from a different request context"). The socket closes when the
+    // request that opened it ends.
+    if (this.#own?.() !== false) this.#socket.close().catch(() => {});
     this.#slot.close(error);
   }
 
