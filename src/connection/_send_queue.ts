@@ -353,6 +353,22 @@ export class SendQueue {
   }
 
   /**
+   * Writes the commands set aside for a superseded Workers attempt (`from`, see
+   * {@linkcode setAsideEarly}) on its socket, ready and not the current one: those its handshake
+   * did not carry (a handshake that no command may follow, or work was held).
+   *
+   * @param link The attempt's ready socket.
+   * @param from The commands set aside for it; what is left in it was not written.
+   */
+  writeAside(link: Link, from: Deque<Pending>): void {
+    const wasEmpty = link.inflight.length === 0;
+    while (from.length > 0 && this.takeEarly(link, from) > 0) {
+      link.transport.write(this.#encoder.take());
+    }
+    if (wasEmpty) this.#replies.updateBinary(link);
+  }
+
+  /**
    * Moves the first queued commands behind a new socket's handshake: encoded after it (the
    * encoder holds the handshake), in flight on `link` with their deadlines, flagged
    * `FLAG_EARLY`. Stops at the first command that must wait for a ready socket: the subscribe

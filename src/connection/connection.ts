@@ -646,6 +646,10 @@ export class Connection {
         signal,
         early,
         (link) => {
+          // Superseded: what its handshake did not carry goes on it now, from its own request.
+          if (aside !== undefined && aside.list.length > 0 && attempt !== this.#attempt) {
+            this.#queue.writeAside(link, aside.list);
+          }
           refused = this.#adopt(link, attempt);
         },
       );
@@ -668,7 +672,7 @@ export class Connection {
     } finally {
       if (aside !== undefined) {
         if (this.#aside === aside) this.#aside = undefined;
-        // Not carried (work was held meanwhile): queued again.
+        // Not written (the attempt failed): queued again.
         if (aside.list.length > 0) this.#giveBack(aside.list.drain());
       }
     }

@@ -9,6 +9,8 @@ import { ioContextProbe } from "../../src/transport/io_context.ts";
 const SHARED_URL = "__SHARED_URL__";
 /** The pattern every user tries first: one client at module scope, used by every request. */
 const shared = new RedisClient({ url: SHARED_URL });
+/** A module-scope client whose handshake (SELECT) no command may follow. */
+const sharedDb1 = new RedisClient({ url: SHARED_URL, db: 1 });
 let sharedCluster: RedisClusterClient | undefined;
 
 type Ctx = { waitUntil(p: Promise<unknown>): void };
@@ -225,7 +227,8 @@ export default {
           // Whether the code after the await still runs in this request (workerd runs a
           // continuation in the request whose I/O settled the promise, unless it defers it).
           const here = ioContextProbe();
-          const value = await shared.get(q.get("key") ?? "w:shared");
+          const client = q.get("db") === "1" ? sharedDb1 : shared;
+          const value = await client.get(q.get("key") ?? "w:shared");
           return json({ value, here: here?.() ?? true });
         }
         case "/get": {
