@@ -49,6 +49,21 @@ interface AsyncDisposable {
 }
 `;
 
+/**
+ * The runtime connector's loader, per export condition. `src/transport/default.ts` imports
+ * `./_runtime.ts` (which finds the runtime when first used, and so carries every transport into
+ * a bundle); in the package that import becomes `#runtime-connector`, which a build for one
+ * runtime resolves to that runtime's loader alone: wrangler sets `workerd`, Deno `deno`, Bun
+ * `bun` (listed before `node`, which Bun also matches), Node.js and bundlers for it `node`.
+ */
+export const RUNTIME_CONNECTOR: Record<string, string> = {
+  workerd: "./src/transport/_runtime_workers.ts",
+  deno: "./src/transport/_runtime_deno.ts",
+  bun: "./src/transport/_runtime_bun.ts",
+  node: "./src/transport/_runtime_node.ts",
+  default: "./src/transport/_runtime.ts",
+};
+
 /** `./src/resp/mod.ts` -> `./src/resp/mod` (the path of the emitted .js / .d.ts, no extension). */
 function emitted(source: string): string {
   return source.replace(/\.ts$/, "");
@@ -86,7 +101,9 @@ export async function buildNpm(
       // Members marked `@internal` are not part of the package's types.
       stripInternal: true,
     },
-    files: Object.values(exportsMap).map((p) => join(root, p)),
+    files: [...Object.values(exportsMap), ...Object.values(RUNTIME_CONNECTOR)].map((p) =>
+      join(root, p)
+    ),
   };
   const tsconfigPath = join(outDir, "tsconfig.build.json");
   await writeFile(tsconfigPath, JSON.stringify(tsconfig, null, 2));
@@ -102,6 +119,23 @@ export async function buildNpm(
       "$1$2.js$3",
     );
     if (fixed !== text) await writeFile(file, fixed);
+  }
+
+  // The default connector loads its runtime's transport through the conditional import.
+  const defaultJs = join(outDir, "src/transport/default.js");
+  const defaultText = await readFile(defaultJs, "utf8");
+  const rewired = defaultText.replace(/from "\.\/_runtime\.js"/, 'from "#runtime-connector"');
+  if (rewired === defaultText) {
+    throw new Error("Cannot build the npm package: default.js does not import ./_runtime.js");
+  }
+  await writeFile(defaultJs, rewired);
+  const pkgImports: Record<string, Record<string, string>> = { "#runtime-connector": {} };
+  for (const [condition, source] of Object.entries(RUNTIME_CONNECTOR)) {
+    const js = `${emitted(source)}.js`;
+    await readFile(join(outDir, js)).catch(() => {
+      throw new Error(`Cannot build the npm package: ${js} was not emitted`);
+    });
+    pkgImports["#runtime-connector"]![condition] = js;
   }
 
   // `Symbol.asyncDispose` and `AsyncDisposable` come with lib esnext (or esnext.disposable) or
@@ -156,6 +190,7 @@ export async function buildNpm(
     license: config.license,
     type: "module",
     exports: pkgExports,
+    imports: pkgImports,
     main: `${emitted(exportsMap["."]!)}.js`,
     types: `${emitted(exportsMap["."]!)}.d.ts`,
     engines: { node: ">=20" },

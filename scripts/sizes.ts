@@ -1,12 +1,14 @@
 // deno task sizes: each entry of deno.json bundled on its own (esbuild, minified, ESM,
 // `node:` built-ins external) and gzipped; prints a table, and with --write puts it into
 // README.md between the `entry-sizes` markers.
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { bundleEntries, denoExports, ESBUILD } from "./_bundle.ts";
+import { buildNpm } from "./build_npm.ts";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const START = "<!-- entry-sizes:start -->";
@@ -41,6 +43,15 @@ function kb(n: number): string {
   return `${(n / 1024).toFixed(1)} KB`;
 }
 
+/** Runs the pinned esbuild with these arguments. */
+function runEsbuild(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("npx", ["-y", ESBUILD, ...args], { cwd: root, stdio: "inherit" });
+    child.on("error", reject);
+    child.on("exit", (code) => code === 0 ? resolve() : reject(new Error(`esbuild: exit ${code}`)));
+  });
+}
+
 const entries = denoExports(root);
 const out = mkdtempSync(join(tmpdir(), "edge-redis-sizes-"));
 let table: string;
@@ -54,6 +65,40 @@ try {
       kb(gzipSync(bytes, { level: 9 }).length),
     ];
   });
+  // `.` as a bundler for one runtime takes it from the npm package: the export condition picks
+  // that runtime's transport alone (scripts/build_npm.ts, RUNTIME_CONNECTOR).
+  const pkg = join(out, "npm");
+  await buildNpm(root, pkg);
+  for (
+    const [runtime, conditions] of [
+      ["Cloudflare Workers", "workerd,worker,browser"],
+      ["Deno", "deno"],
+      ["Bun", "bun"],
+      ["Node.js", "node"],
+    ]
+  ) {
+    const file = join(out, `runtime-${conditions.split(",")[0]}.js`);
+    await runEsbuild([
+      join(pkg, "mod.js"),
+      "--bundle",
+      "--format=esm",
+      "--platform=neutral",
+      "--target=es2022",
+      "--external:node:*",
+      "--external:cloudflare:*",
+      "--legal-comments=none",
+      "--minify",
+      `--conditions=${conditions}`,
+      `--outfile=${file}`,
+      "--log-level=warning",
+    ]);
+    const bytes = readFileSync(file);
+    rows.push([
+      `\`@edge/redis\` for ${runtime} (npm)`,
+      kb(bytes.length),
+      kb(gzipSync(bytes, { level: 9 }).length),
+    ]);
+  }
   table = markdownTable(["entry", "minified", "gzipped"], rows);
 } finally {
   rmSync(out, { recursive: true, force: true });
@@ -61,7 +106,9 @@ try {
 // Wrapped at 100 columns, as `deno fmt` wraps the README.
 const note = wrap(
   `Each entry bundled alone with ${ESBUILD} (\`--minify\`, ESM, \`node:\` built-ins external) and ` +
-    `gzipped (level 9); \`deno task sizes\` regenerates this table.`,
+    `gzipped (level 9); the last rows are \`.\` of the npm package as a bundler for one runtime ` +
+    `takes it (its export condition, e.g. wrangler's \`workerd\`, picks that runtime's ` +
+    `transport alone). \`deno task sizes\` regenerates this table.`,
   100,
 );
 console.log(table);

@@ -6,6 +6,10 @@
  */
 
 import type { ConnectOptions, Connector, Transport } from "./types.ts";
+// The npm package resolves this through its `#runtime-connector` import, by export condition:
+// a build for one runtime (`workerd`, `deno`, `bun`, `node`) gets a loader of that runtime's
+// transport alone, any other build this one, which finds the runtime when first used.
+import { loadRuntimeConnector } from "./_runtime.ts";
 export type {
   ConnectOptions,
   Connector,
@@ -17,27 +21,11 @@ export type {
 let cached: Promise<Connector> | undefined;
 
 /**
- * Cloudflare Workers and workerd: `navigator.userAgent` is documented to be
- * `"Cloudflare-Workers"` there (the `global_navigator` flag, on by default since 2022-03-21).
- * Checked before Node.js, since `nodejs_compat` adds a `process` global.
- */
-function onWorkers(): boolean {
-  const nav = (globalThis as { navigator?: { userAgent?: unknown } }).navigator;
-  return nav?.userAgent === "Cloudflare-Workers";
-}
-
-function load(): Promise<Connector> {
-  if ("Deno" in globalThis) return import("./deno.ts").then((m) => m.denoConnector);
-  if ("Bun" in globalThis) return import("./bun.ts").then((m) => m.bunConnector);
-  if (onWorkers()) return import("./workers.ts").then((m) => m.workersConnector);
-  return import("./node.ts").then((m) => m.nodeConnector);
-}
-
-/**
  * Opens a connection with the current runtime's transport: `Deno.connect` on Deno,
  * `Bun.connect` on Bun, `connect()` of `cloudflare:sockets` on Cloudflare Workers, `node:net`
- * elsewhere. The runtime file is imported on first use
- * (dynamically, so bundles for one runtime leave the others out) and cached.
+ * elsewhere. The runtime file is imported on first use (dynamically) and cached. A bundle of the
+ * npm package for one runtime (a `workerd`, `deno`, `bun` or `node` export condition, as
+ * wrangler, `bun build` or esbuild for Node set) carries that runtime's transport alone.
  *
  * @param options Host, port and TLS settings.
  * @returns The open transport.
@@ -52,7 +40,7 @@ function load(): Promise<Connector> {
  * ```
  */
 export const defaultConnector: Connector = async (options: ConnectOptions): Promise<Transport> => {
-  cached ??= load();
+  cached ??= loadRuntimeConnector();
   let connector: Connector;
   try {
     connector = await cached;

@@ -23,6 +23,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildNpm, packNpm, TYPESCRIPT } from "../../scripts/build_npm.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+import { ESBUILD } from "../../scripts/_bundle.ts";
+import { startWorkerd } from "../workers/_workerd.ts";
 
 const NODE_VERSIONS = ["node@20", "node@22"];
 /** The @types/node majors the declarations are checked with. */
@@ -329,5 +331,111 @@ await client.close();
     assert.equal(r.ok, true);
     assert.match(r.runtime, /^bun 1\.4\.4$/);
     assert.equal(r.entries, entries);
+  });
+
+  it("runs on Deno from node_modules (the `deno` export condition)", TIMEOUT, async () => {
+    assert.ok(npmProject, "not installed");
+    const deno = "Deno" in globalThis ? Deno.execPath() : "npx";
+    const pre = "Deno" in globalThis ? [] : ["-y", DENO];
+    const out = await timed(
+      "deno (npm)",
+      () => sh(deno, [...pre, "run", "-A", "smoke.mjs"], { cwd: npmProject, env: env() }),
+    );
+    const r = result(out);
+    assert.equal(r.ok, true);
+    assert.match(r.runtime, /^deno 2\./);
+    assert.equal(r.entries, entries);
+  });
+
+  // What each transport leaves in a minified bundle that no other leaves (the Deno transport
+  // upgrades a socket with node:tls, hence its `secureConnect`).
+  const MARKERS: Record<string, string> = {
+    deno: "Deno.connectTls",
+    bun: "globalThis.Bun",
+    node: "secureConnect",
+    workers: "cloudflare:sockets",
+  };
+  /** Bundles `file` of the npm project as a user's build does, with these export conditions. */
+  async function bundleFor(file: string, conditions: string[]): Promise<string> {
+    const out = join(npmProject, `bundle-${conditions.join("-") || "none"}.js`);
+    await sh("npx", [
+      "-y",
+      ESBUILD,
+      file,
+      "--bundle",
+      "--format=esm",
+      "--platform=neutral",
+      "--minify",
+      "--external:node:*",
+      "--external:cloudflare:*",
+      "--log-level=error",
+      ...(conditions.length ? [`--conditions=${conditions.join(",")}`] : []),
+      `--outfile=${out}`,
+    ], { cwd: npmProject });
+    return readFileSync(out, "utf8");
+  }
+
+  it("a build for one runtime carries that runtime's transport alone", TIMEOUT, async () => {
+    assert.ok(npmProject, "not installed");
+    writeFileSync(
+      join(npmProject, "client.mjs"),
+      `import { RedisClient } from "@edge/redis";\nconsole.log(new RedisClient());\n`,
+    );
+    const cases: [string[], string[]][] = [
+      // wrangler's conditions for Cloudflare Workers
+      [["workerd", "worker", "browser"], ["workers"]],
+      [["deno"], ["deno", "node"]],
+      [["bun"], ["bun"]],
+      [["node"], ["node"]],
+      // no runtime named: the runtime is found when first used, every transport is there
+      [[], ["deno", "bun", "node", "workers"]],
+    ];
+    const sizes: string[] = [];
+    for (const [conditions, expected] of cases) {
+      const code = await bundleFor("client.mjs", conditions);
+      const found = Object.keys(MARKERS).filter((k) => code.includes(MARKERS[k]!));
+      assert.deepEqual(found.sort(), [...expected].sort(), `conditions ${conditions.join(",")}`);
+      sizes.push(`${conditions[0] ?? "none"} ${(code.length / 1024).toFixed(1)} KB`);
+    }
+    console.log(`\`.\` bundled from the package per runtime: ${sizes.join(", ")}`);
+  });
+
+  it("a Workers build of the package (wrangler's conditions) runs under workerd", {
+    timeout: 150_000,
+  }, async () => {
+    assert.ok(npmProject, "not installed");
+    writeFileSync(
+      join(npmProject, "worker.mjs"),
+      `import { RedisClient } from "@edge/redis";
+export default {
+  async fetch(request, env) {
+    const client = new RedisClient({ url: env.REDIS_URL });
+    try {
+      const key = new URL(request.url).pathname.slice(1);
+      await client.set(key, "from workerd");
+      return Response.json({ value: await client.get(key), incr: await client.incr(key + ":n") });
+    } finally {
+      await client.close();
+    }
+  },
+};
+`,
+    );
+    const code = await bundleFor("worker.mjs", ["workerd", "worker", "browser"]);
+    assert.ok(!code.includes(MARKERS.deno!) && !code.includes(MARKERS.node!));
+    const script = join(npmProject, "worker-bundle.js");
+    writeFileSync(script, code);
+    const workerd = await timed(
+      "workerd",
+      () => startWorkerd({ script, text: { REDIS_URL: redis.url }, durableObjects: {} }),
+    );
+    try {
+      const res = await fetch(`${workerd.url}/install-check`);
+      const body = await res.text();
+      assert.equal(res.status, 200, `${body}\n${workerd.log}`);
+      assert.deepEqual(JSON.parse(body), { value: "from workerd", incr: 1 });
+    } finally {
+      await workerd.stop();
+    }
   });
 });
