@@ -500,22 +500,6 @@ export class NodeExecutor {
     return this.shared.sendAll(commands);
   }
 
-  /**
-   * Borrows an exclusive connection for the caller alone (a cluster transaction, ...). Give it
-   * back with `release` (or `discard` when its state is unknown).
-   */
-  async acquire(): Promise<
-    { connection: Connection; release(): void; discard(): void }
-  > {
-    if (this.#closed) throw this.#closedError("borrow a connection");
-    const connection = await this.#acquire();
-    return {
-      connection,
-      release: () => this.#pool.release(connection),
-      discard: () => this.#pool.discard(connection),
-    };
-  }
-
   /** Borrows an exclusive connection and `WATCH`es `keys` on it. */
   async watch(keys: RedisArgument[]): Promise<WatchSession> {
     if (keys.length === 0) throw new TypeError("Cannot watch: no key given");

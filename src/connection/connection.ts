@@ -83,7 +83,6 @@
 import { ClosedError, ConnectionError } from "../errors.ts";
 import { RespEncoder } from "../resp/encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
-import type { Transport } from "../transport/types.ts";
 import { FLAG_NO_REPLY, FLAG_PING } from "../command_flags.ts";
 import type { Transform } from "../resp/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
@@ -352,11 +351,6 @@ export class Connection {
    */
   setEndpoint(endpoint: Endpoint): void {
     this.#sockets.configure(endpoint);
-  }
-
-  /** The current socket, if connected. */
-  get transport(): Transport | undefined {
-    return this.#link?.transport;
   }
 
   /** Whether the handshake completed on the current socket. */
@@ -885,11 +879,6 @@ export class Connection {
   }
 
   // ---- handoff (maintenance MOVING) ----
-
-  /** Whether a handoff is in progress. */
-  get handingOff(): boolean {
-    return this.#handoffs.active;
-  }
 
   /**
    * Replaces the socket (maintenance MOVING): new work is held in the backlog, what was
