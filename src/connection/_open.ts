@@ -4,7 +4,7 @@
 import type { Clock } from "../_clock.ts";
 import { countSocket } from "../_resources.ts";
 import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
-import type { RespEncoder } from "../resp/encoder.ts";
+import type { CommandEncoder } from "../resp/command_encoder.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
@@ -53,7 +53,7 @@ export interface OpenSettings {
   connector: Connector;
   tls: TlsOptions | undefined;
   /** The Connection's encoder: empty between synchronous sections. */
-  encoder: RespEncoder;
+  encoder: CommandEncoder;
   /**
    * Attempts in progress: each entry aborts one (close). With `unlessWritten`, an attempt that
    * wrote commands behind its handshake, or has commands set aside to write there
@@ -284,7 +284,7 @@ export function untilAborted(
 export function runHandshake(
   link: Link,
   steps: HandshakeStep[],
-  enc: RespEncoder,
+  enc: CommandEncoder,
   early?: EarlyCommands,
   onSuccess?: () => void,
 ): Promise<void> {

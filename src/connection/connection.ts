@@ -81,7 +81,7 @@
  */
 
 import { ClosedError, ConnectionError } from "../errors.ts";
-import { RespEncoder } from "../resp/encoder.ts";
+import { CommandEncoder } from "../resp/command_encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { FLAG_NO_REPLY, FLAG_PING } from "../command_flags.ts";
 import type { Transform } from "../resp/types.ts";
@@ -162,7 +162,7 @@ export class Connection {
   readonly #clock: Clock;
   /** The clock with its timers unref'd when `unref` is set (on the wall clock). */
   readonly #timers: Clock;
-  readonly #encoder = new RespEncoder(16 * 1024);
+  readonly #encoder = new CommandEncoder(16 * 1024);
   /** Admission, the queue and the flush: the write half of the per-command path. */
   readonly #queue: SendQueue;
   /** Commands waiting to be written, in order (the queue's). */
