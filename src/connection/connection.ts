@@ -92,7 +92,7 @@ import { type EarlyCommands, openLink, type OpenSettings, untilAborted } from ".
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
 import { noop, type Pending, rejectPending } from "./_pending.ts";
-import { asUnwritten } from "./_admission.ts";
+import { asUnwritten, cannotConnect } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { LoadingRetry } from "./_loading_retry.ts";
 import { ReplyMatcher } from "./_reply_matcher.ts";
@@ -450,10 +450,10 @@ export class Connection {
       if (aside?.open === true) this.#queue.setAsideEarly(aside.list);
       this.#attempt++;
       this.#connectPromise = undefined;
-      const superseded = new ConnectionError(
-        `Cannot connect to "${formatEndpoint(this.#sockets.target())}": the attempt was ` +
-          "started by another request (Cloudflare Workers); a new one starts from this request",
-        { written: false },
+      const superseded = cannotConnect(
+        formatEndpoint(this.#sockets.target()),
+        "the attempt was started by another request (Cloudflare Workers); a new one starts " +
+          "from this request",
       );
       // An attempt that wrote commands behind its handshake runs on (`#setAside`).
       for (const abort of [...this.#opening]) abort(superseded, true);
@@ -465,13 +465,7 @@ export class Connection {
   }
 
   #aborted(signal: AbortSignal): ConnectionError {
-    return new ConnectionError(
-      `Cannot connect to "${formatEndpoint(this.#sockets.target())}": aborted`,
-      {
-        cause: signal.reason,
-        written: false,
-      },
-    );
+    return cannotConnect(formatEndpoint(this.#sockets.target()), "aborted", signal.reason);
   }
 
   // ---- admission, queue and flush (in _send_queue.ts) ----
