@@ -148,9 +148,9 @@ async function loadOurs(): Promise<Any> {
       new URL("../../src/resp/decoder.ts", import.meta.url).href
     );
     const enc: Any = await import(
-      new URL("../../src/resp/encoder.ts", import.meta.url).href
+      new URL("../../src/resp/command_encoder.ts", import.meta.url).href
     );
-    return { RespDecoder: dec.RespDecoder, RespEncoder: enc.RespEncoder };
+    return { RespDecoder: dec.RespDecoder, CommandEncoder: enc.CommandEncoder };
   } catch (e) {
     console.log(`ours: cannot load src/resp: ${(e as Error).message}`);
     return undefined;
@@ -265,9 +265,9 @@ for (const size of [16, 1024]) {
     return one * 100; // approximately: key lengths vary by one byte
   })();
   if (ours) {
-    const e = new ours.RespEncoder();
+    const e = new ours.CommandEncoder();
     cases.push({
-      name: `ours RespEncoder.writeCommand ×100 + take()`,
+      name: `ours CommandEncoder.writeCommand ×100 + take()`,
       iter: () => {
         for (let i = 0; i < 100; i++) e.writeCommand(["SET", keys[i], value]);
         const out = e.take();

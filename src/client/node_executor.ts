@@ -500,22 +500,6 @@ export class NodeExecutor {
     return this.shared.sendAll(commands);
   }
 
-  /**
-   * Borrows an exclusive connection for the caller alone (a cluster transaction, ...). Give it
-   * back with `release` (or `discard` when its state is unknown).
-   */
-  async acquire(): Promise<
-    { connection: Connection; release(): void; discard(): void }
-  > {
-    if (this.#closed) throw this.#closedError("borrow a connection");
-    const connection = await this.#acquire();
-    return {
-      connection,
-      release: () => this.#pool.release(connection),
-      discard: () => this.#pool.discard(connection),
-    };
-  }
-
   /** Borrows an exclusive connection and `WATCH`es `keys` on it. */
   async watch(keys: RedisArgument[]): Promise<WatchSession> {
     if (keys.length === 0) throw new TypeError("Cannot watch: no key given");
@@ -560,26 +544,9 @@ export class NodeExecutor {
     return this.shared.connect(options);
   }
 
-  /**
-   * Moves every connection to `target` like a MOVING handoff (the sentinel client on a master
-   * switch): new work waits and goes to the target, written work drains for at most `drainCap`
-   * ms, exclusive connections retire (idle ones at once, busy ones on release). `target`
-   * becomes the configured endpoint: later sockets, reconnects included, dial it.
-   */
-  async moveTo(target: Endpoint, drainCap: number): Promise<HandoffResult> {
-    this.setEndpoint(target);
+  /** Retires every exclusive connection: idle ones close at once, busy ones when released. */
+  retireExclusive(): void {
     this.#pool.retire(() => true);
-    const sub = this.#subscriber;
-    const [r, rs] = await Promise.all([
-      this.shared.handoff(drainCap, target),
-      sub ? sub.handoff(drainCap, target) : undefined,
-    ]);
-    // A connection waiting to reconnect (its node died) dials the target now, not after its
-    // backoff delay.
-    for (const [c, res] of [[this.shared, r], [sub, rs]] as const) {
-      if (c && res && !res.replaced && !c.ready && !c.closed) c.connect().catch(() => {});
-    }
-    return r;
   }
 
   /**
@@ -612,6 +579,39 @@ export class NodeExecutor {
   get name(): string {
     return formatEndpoint(this.#endpoint);
   }
+}
+
+/**
+ * Moves every connection of `node` to `target` like a MOVING handoff (the sentinel client on a
+ * master switch): new work waits and goes to the target, written work drains for at most
+ * `drainCap` ms, exclusive connections retire (idle ones at once, busy ones on release).
+ * `target` becomes the configured endpoint: later sockets, reconnects included, dial it. A
+ * function, not a method, so that a client that never moves (`.`) does not carry it.
+ *
+ * @param node The executor.
+ * @param target Where to go.
+ * @param drainCap Longest wait, in ms, for written commands to be answered.
+ * @returns The shared connection's handoff.
+ */
+export async function moveExecutor(
+  node: NodeExecutor,
+  target: Endpoint,
+  drainCap: number,
+): Promise<HandoffResult> {
+  node.setEndpoint(target);
+  node.retireExclusive();
+  const shared = node.shared;
+  const sub = node.connections().find((c) => c.role === "subscriber")?.connection;
+  const [r, rs] = await Promise.all([
+    shared.handoff(drainCap, target),
+    sub ? sub.handoff(drainCap, target) : undefined,
+  ]);
+  // A connection waiting to reconnect (its node died) dials the target now, not after its
+  // backoff delay.
+  for (const [c, res] of [[shared, r], [sub, rs]] as const) {
+    if (c && res && !res.replaced && !c.ready && !c.closed) c.connect().catch(() => {});
+  }
+  return r;
 }
 
 /** The shorter of two ping intervals, 0 (none) counting as no interval. */

@@ -287,24 +287,29 @@ function badValue(name: string, v: unknown, expected: string): string {
     : `Cannot use ${name}: expected ${expected}, got ${received(v)}`;
 }
 
-function positiveInteger(name: string, v: number | undefined, dflt: number): number {
+/**
+ * `v` (`dflt` when undefined) if it is a number `ok` accepts; else a `RangeError` for a number
+ * (for anything when `range`), a `TypeError` for anything else, saying what was `expected`.
+ */
+function checkNumber(
+  name: string,
+  v: unknown,
+  dflt: number,
+  ok: (n: number) => boolean,
+  expected: string,
+  range?: boolean,
+): number {
   if (v === undefined) return dflt;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-    throw new (typeof v === "number" ? RangeError : TypeError)(
-      badValue(name, v, "a positive integer"),
+  if (typeof v !== "number" || !ok(v)) {
+    throw new (range || typeof v === "number" ? RangeError : TypeError)(
+      badValue(name, v, expected),
     );
   }
   return v;
 }
 
 function nonNegative(name: string, v: number | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
-    throw new (typeof v === "number" ? RangeError : TypeError)(
-      badValue(name, v, "a non-negative number"),
-    );
-  }
-  return v;
+  return checkNumber(name, v, dflt, (n) => Number.isFinite(n) && n >= 0, "a non-negative number");
 }
 
 /** Percent-decodes a user name or password of a URL; a stray `%` is a clear TypeError. */
@@ -320,13 +325,14 @@ function decodeUrlPart(text: string, what: string): string {
 }
 
 function positiveDelay(name: string, v: unknown, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
-    throw new RangeError(
-      badValue(`reconnect.${name}`, v, "a positive number of milliseconds"),
-    );
-  }
-  return v;
+  return checkNumber(
+    `reconnect.${name}`,
+    v,
+    dflt,
+    (n) => Number.isFinite(n) && n > 0,
+    "a positive number of milliseconds",
+    true,
+  );
 }
 
 /** Validates the reconnect backoff: delays must be positive, finite numbers. */
@@ -565,16 +571,20 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
       `Cannot use the host ${received(host)}: expected a host name or IP address`,
     );
   }
-  const port = o.port ?? fromUrl?.port ?? 6379;
-  if (typeof port !== "number" || !Number.isInteger(port) || port <= 0 || port > 65535) {
-    const Err = typeof port === "number" ? RangeError : TypeError;
-    throw new Err(badValue("the port", port, "an integer from 1 to 65535"));
-  }
-  const db = o.db ?? fromUrl?.db ?? 0;
-  if (typeof db !== "number" || !Number.isInteger(db) || db < 0) {
-    const Err = typeof db === "number" ? RangeError : TypeError;
-    throw new Err(badValue("the database", db, "a non-negative integer"));
-  }
+  const port = checkNumber(
+    "the port",
+    o.port ?? fromUrl?.port,
+    6379,
+    (n) => Number.isInteger(n) && n > 0 && n <= 65535,
+    "an integer from 1 to 65535",
+  );
+  const db = checkNumber(
+    "the database",
+    o.db ?? fromUrl?.db,
+    0,
+    (n) => Number.isInteger(n) && n >= 0,
+    "a non-negative integer",
+  );
   const protocol = o.protocol ?? 3;
   if (protocol !== 2 && protocol !== 3) {
     throw new RangeError(`Cannot use protocol ${String(protocol)}: expected 2 or 3`);
@@ -604,7 +614,13 @@ export function resolveClientOptions(o: RedisClientOptions): ResolvedClientOptio
       nonNegative("maxExclusiveConnections", o.maxExclusiveConnections, 8),
     ),
     exclusiveIdleTimeout: nonNegative("exclusiveIdleTimeout", o.exclusiveIdleTimeout, 30_000),
-    maxBufferedMessages: positiveInteger("maxBufferedMessages", o.maxBufferedMessages, 10_000),
+    maxBufferedMessages: checkNumber(
+      "maxBufferedMessages",
+      o.maxBufferedMessages,
+      10_000,
+      (n) => Number.isInteger(n) && n >= 1,
+      "a positive integer",
+    ),
     clientSideCache: resolveCachePart(o.clientSideCache),
   };
 }

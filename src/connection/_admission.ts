@@ -135,7 +135,34 @@ export function queueFullError(
     }" (maxQueueBytes ${load.maxBytes})`;
   }
   if (why === undefined) return undefined;
-  return new ConnectionError(`Cannot queue "${nameOf(args[0])}": ${why}`, { written: false });
+  return unwrittenError(`Cannot queue "${nameOf(args[0])}": ${why}`);
+}
+
+/**
+ * A `ConnectionError` that never counts as written (`written: false`): the command never left
+ * the queue, or the connect attempt failed before any command was written.
+ *
+ * @param message The message.
+ * @param cause The cause, when one is given (even `undefined`: the option is set as given).
+ * @returns The error.
+ */
+export function unwrittenError(message: string, ...cause: [unknown?]): ConnectionError {
+  return new ConnectionError(
+    message,
+    cause.length > 0 ? { cause: cause[0], written: false } : { written: false },
+  );
+}
+
+/**
+ * `Cannot connect to "<name>": <detail>`, never written (see {@linkcode unwrittenError}).
+ *
+ * @param name The endpoint, formatted.
+ * @param detail What went wrong.
+ * @param cause The cause, when one is given.
+ * @returns The error.
+ */
+export function cannotConnect(name: string, detail: string, ...cause: [unknown?]): ConnectionError {
+  return unwrittenError(`Cannot connect to "${name}": ${detail}`, ...cause);
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Clock, TimerId } from "../_clock.ts";
 import { ConnectionError, ProtocolError, TimeoutError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import type { RespEncoder } from "../resp/encoder.ts";
+import type { CommandEncoder } from "../resp/command_encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import { nameOf } from "./_admission.ts";
 import type { Deque } from "./_deque.ts";
@@ -30,7 +30,7 @@ export function stoppedAnswering(error: Error | undefined): boolean {
 export interface DeadlineHost {
   /** The time and the timers (unref'd with the connection's `unref`). */
   readonly timers: Clock;
-  readonly encoder: RespEncoder;
+  readonly encoder: CommandEncoder;
   readonly logger: Logger;
   readonly label: string;
   /** `commandTimeout`, ms. */

@@ -1,8 +1,9 @@
 // The handshake plan of a new socket: which commands set it up (HELLO/AUTH, CLIENT SETNAME,
 // CLIENT SETINFO, the owner's steps, SELECT, the session), each with the check of its reply.
 // Pure: the connection writes the plan in one batch and runs the checks in order.
-import { ConnectionError, ReplyError } from "../errors.ts";
+import { ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "../resp/types.ts";
+import { cannotConnect, unwrittenError } from "./_admission.ts";
 
 /** A command handed to the handshake: its arguments and what to do with the reply. */
 export interface HandshakeStep {
@@ -115,9 +116,9 @@ export function planHandshake(
   const sameUser = user === "default";
   const authFail = (command: string) => (v: RespValue): void => {
     if (!(v instanceof ReplyError)) return;
-    throw new ConnectionError(
+    throw unwrittenError(
       `Cannot authenticate to "${name}" as "${user}": ${secretSafeDetail(v, command)}`,
-      { cause: prefixOnly(v), written: false },
+      prefixOnly(v),
     );
   };
   if (o.protocol === 3) {
@@ -130,9 +131,9 @@ export function planHandshake(
       onReply: (v) => {
         if (!(v instanceof ReplyError)) return;
         if (v.prefix === "NOPROTO" || /^ERR unknown command/i.test(v.message)) {
-          throw new ConnectionError(
+          throw unwrittenError(
             `Cannot use RESP3 with "${name}": ${secretSafeDetail(v, "HELLO")} (set protocol: 2)`,
-            { cause: prefixOnly(v), written: false },
+            prefixOnly(v),
           );
         }
         onAuth(v);
@@ -151,10 +152,7 @@ export function planHandshake(
       commandsMayFollow: true,
       onReply: (v) => {
         if (!(v instanceof ReplyError)) return;
-        throw new ConnectionError(
-          `Cannot set the client name on "${name}": ${v.message}`,
-          { cause: v, written: false },
-        );
+        throw unwrittenError(`Cannot set the client name on "${name}": ${v.message}`, v);
       },
     });
   }
@@ -180,10 +178,7 @@ export function planHandshake(
       args: ["SELECT", o.db],
       onReply: (v) => {
         if (v instanceof ReplyError) {
-          throw new ConnectionError(`Cannot select database ${o.db} on "${name}": ${v.message}`, {
-            cause: v,
-            written: false,
-          });
+          throw unwrittenError(`Cannot select database ${o.db} on "${name}": ${v.message}`, v);
         }
       },
     });
@@ -200,9 +195,10 @@ export function planHandshake(
       ...first,
       onReply: (v) => {
         if (v instanceof ReplyError && MAX_CLIENTS.test(v.message)) {
-          const e = new ConnectionError(
-            `Cannot connect to "${name}": the server refused the connection: max number of clients reached (maxclients)`,
-            { cause: prefixOnly(v), written: false },
+          const e = cannotConnect(
+            name,
+            "the server refused the connection: max number of clients reached (maxclients)",
+            prefixOnly(v),
           );
           REFUSED.add(e);
           throw e;

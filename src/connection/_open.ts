@@ -4,14 +4,14 @@
 import type { Clock } from "../_clock.ts";
 import { countSocket } from "../_resources.ts";
 import { ClosedError, ConnectionError, ReplyError, TimeoutError } from "../errors.ts";
-import type { RespEncoder } from "../resp/encoder.ts";
-import type { RedisArgument, RespValue } from "../resp/types.ts";
+import type { CommandEncoder } from "../resp/command_encoder.ts";
+import type { RespValue } from "../resp/types.ts";
 import type { Connector, TlsOptions, Transport } from "../transport/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
 import { FLAG_EARLY, FLAG_SUBSCRIBE } from "../command_flags.ts";
 import { commandsMayFollow, type HandshakeStep, refusedSocket } from "./_handshake.ts";
 import { waitDrained } from "./_handoff.ts";
-import { nameOf } from "./_admission.ts";
+import { cannotConnect, nameOf, unwrittenError } from "./_admission.ts";
 import { type Pending, rejectPending } from "./_pending.ts";
 import { Link } from "./_link.ts";
 import { describeConnectTimeout, describeTransportError } from "./_transport_errors.ts";
@@ -53,7 +53,7 @@ export interface OpenSettings {
   connector: Connector;
   tls: TlsOptions | undefined;
   /** The Connection's encoder: empty between synchronous sections. */
-  encoder: RespEncoder;
+  encoder: CommandEncoder;
   /**
    * Attempts in progress: each entry aborts one (close). With `unlessWritten`, an attempt that
    * wrote commands behind its handshake, or has commands set aside to write there
@@ -66,11 +66,6 @@ export interface OpenSettings {
   onConnect?(endpoint: Endpoint): void;
   /** The handshake plan for a new socket (may throw). */
   plan(link: Link): HandshakeStep[];
-}
-
-function commandName(args: RedisArgument[]): string {
-  const a = args[0];
-  return typeof a === "string" ? a.toUpperCase() : typeof a === "number" ? String(a) : "?";
 }
 
 /**
@@ -142,10 +137,7 @@ export function openLink(
     };
     const onAbort = (): void =>
       fail(
-        new ConnectionError(`Cannot connect to "${name}": aborted`, {
-          cause: signal?.reason,
-          written: false,
-        }),
+        cannotConnect(name, "aborted", signal?.reason),
       );
     if (signal?.aborted) {
       onAbort();
@@ -198,11 +190,7 @@ export function openLink(
           if (settled) return;
           if (l.closed) {
             // A fault right after the handshake's replies (in the same chunk) closed it.
-            fail(
-              new ConnectionError(`Cannot connect to "${name}": the connection was reset`, {
-                written: false,
-              }),
-            );
+            fail(cannotConnect(name, "the connection was reset"));
             return;
           }
           settled = true;
@@ -229,24 +217,17 @@ export function openLink(
       },
       (e: Error) =>
         fail(
-          new ConnectionError(
-            `Cannot connect to "${name}": ${describeTransportError(e, s.tls ? name : undefined)}`,
-            {
-              cause: e,
-              written: false,
-            },
-          ),
+          cannotConnect(name, describeTransportError(e, s.tls ? name : undefined), e),
         ),
     );
   });
 }
 
 function closedDuringHandshake(name: string, err: Error | undefined): ConnectionError {
-  return new ConnectionError(
-    `Cannot connect to "${name}": the connection closed during the handshake${
-      err ? `: ${describeTransportError(err)}` : ""
-    }`,
-    { cause: err, written: false },
+  return cannotConnect(
+    name,
+    `the connection closed during the handshake${err ? `: ${describeTransportError(err)}` : ""}`,
+    err,
   );
 }
 
@@ -284,7 +265,7 @@ export function untilAborted(
 export function runHandshake(
   link: Link,
   steps: HandshakeStep[],
-  enc: RespEncoder,
+  enc: CommandEncoder,
   early?: EarlyCommands,
   onSuccess?: () => void,
 ): Promise<void> {
@@ -334,11 +315,11 @@ export function runHandshake(
           if (failed) return;
           fails(
             e instanceof ReplyError
-              ? new ConnectionError(
+              ? unwrittenError(
                 `Cannot set up the connection to "${name}": ${
-                  commandName(step.args)
+                  nameOf(step.args[0])
                 } failed: ${e.message}`,
-                { cause: e, written: false },
+                e,
               )
               : e,
           );

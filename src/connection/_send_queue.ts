@@ -7,7 +7,7 @@
 // Connection keeps `ready`, `idle`, `closed` and `link` up to date (its state machine) and
 // opens sockets.
 import type { Clock } from "../_clock.ts";
-import type { RespEncoder } from "../resp/encoder.ts";
+import type { CommandEncoder } from "../resp/command_encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
 import {
   argumentsError,
@@ -51,7 +51,7 @@ export interface SendQueueHost {
   /** The queue of commands waiting to be written (the deadlines read it too). */
   readonly unsent: Deque<Pending>;
   readonly clock: Clock;
-  readonly encoder: RespEncoder;
+  readonly encoder: CommandEncoder;
   readonly deadlines: Deadlines;
   readonly loading: LoadingRetry;
   readonly replies: ReplyMatcher;
@@ -100,7 +100,7 @@ export class SendQueue {
   #groupAt = 0;
   readonly #h: SendQueueHost;
   readonly #clock: Clock;
-  readonly #encoder: RespEncoder;
+  readonly #encoder: CommandEncoder;
   readonly #deadlines: Deadlines;
   readonly #loading: LoadingRetry;
   readonly #replies: ReplyMatcher;

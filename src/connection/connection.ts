@@ -81,9 +81,8 @@
  */
 
 import { ClosedError, ConnectionError } from "../errors.ts";
-import { RespEncoder } from "../resp/encoder.ts";
+import { CommandEncoder } from "../resp/command_encoder.ts";
 import type { RedisArgument } from "../resp/types.ts";
-import type { Transport } from "../transport/types.ts";
 import { FLAG_NO_REPLY, FLAG_PING } from "../command_flags.ts";
 import type { Transform } from "../resp/types.ts";
 import { type Endpoint, formatEndpoint } from "../endpoint.ts";
@@ -93,7 +92,7 @@ import { type EarlyCommands, openLink, type OpenSettings, untilAborted } from ".
 import { type HandoffHost, type HandoffResult, Handoffs, waitDrained } from "./_handoff.ts";
 import { planHandshake } from "./_handshake.ts";
 import { noop, type Pending, rejectPending } from "./_pending.ts";
-import { asUnwritten } from "./_admission.ts";
+import { asUnwritten, cannotConnect } from "./_admission.ts";
 import { Deadlines } from "./_deadlines.ts";
 import { LoadingRetry } from "./_loading_retry.ts";
 import { ReplyMatcher } from "./_reply_matcher.ts";
@@ -163,7 +162,7 @@ export class Connection {
   readonly #clock: Clock;
   /** The clock with its timers unref'd when `unref` is set (on the wall clock). */
   readonly #timers: Clock;
-  readonly #encoder = new RespEncoder(16 * 1024);
+  readonly #encoder = new CommandEncoder(16 * 1024);
   /** Admission, the queue and the flush: the write half of the per-command path. */
   readonly #queue: SendQueue;
   /** Commands waiting to be written, in order (the queue's). */
@@ -354,11 +353,6 @@ export class Connection {
     this.#sockets.configure(endpoint);
   }
 
-  /** The current socket, if connected. */
-  get transport(): Transport | undefined {
-    return this.#link?.transport;
-  }
-
   /** Whether the handshake completed on the current socket. */
   get ready(): boolean {
     return this.#state === STATE_READY;
@@ -456,10 +450,10 @@ export class Connection {
       if (aside?.open === true) this.#queue.setAsideEarly(aside.list);
       this.#attempt++;
       this.#connectPromise = undefined;
-      const superseded = new ConnectionError(
-        `Cannot connect to "${formatEndpoint(this.#sockets.target())}": the attempt was ` +
-          "started by another request (Cloudflare Workers); a new one starts from this request",
-        { written: false },
+      const superseded = cannotConnect(
+        formatEndpoint(this.#sockets.target()),
+        "the attempt was started by another request (Cloudflare Workers); a new one starts " +
+          "from this request",
       );
       // An attempt that wrote commands behind its handshake runs on (`#setAside`).
       for (const abort of [...this.#opening]) abort(superseded, true);
@@ -471,13 +465,7 @@ export class Connection {
   }
 
   #aborted(signal: AbortSignal): ConnectionError {
-    return new ConnectionError(
-      `Cannot connect to "${formatEndpoint(this.#sockets.target())}": aborted`,
-      {
-        cause: signal.reason,
-        written: false,
-      },
-    );
+    return cannotConnect(formatEndpoint(this.#sockets.target()), "aborted", signal.reason);
   }
 
   // ---- admission, queue and flush (in _send_queue.ts) ----
@@ -885,11 +873,6 @@ export class Connection {
   }
 
   // ---- handoff (maintenance MOVING) ----
-
-  /** Whether a handoff is in progress. */
-  get handingOff(): boolean {
-    return this.#handoffs.active;
-  }
 
   /**
    * Replaces the socket (maintenance MOVING): new work is held in the backlog, what was

@@ -117,11 +117,27 @@ function fail(detail: string, at: number): never {
   throw new ProtocolError(`Cannot decode the reply: ${detail}`, BASE + at);
 }
 
-function describe(c: number): string {
-  return c >= 0x20 && c < 0x7f
-    ? `"${String.fromCharCode(c)}"`
-    : `0x${c.toString(16).padStart(2, "0")}`;
+/** Fails at the byte at `at`: `text` followed by the byte, printable or in hex. */
+function badByte(text: string, at: number): never {
+  const c = B[at]!;
+  return fail(
+    text +
+      (c >= 0x20 && c < 0x7f
+        ? `"${String.fromCharCode(c)}"`
+        : `0x${c.toString(16).padStart(2, "0")}`),
+    at,
+  );
 }
+
+function notLF(at: number): never {
+  return badByte("expected LF, got ", at);
+}
+
+function notCR(at: number): never {
+  return badByte("expected CR, got ", at);
+}
+
+const STREAMED_SEMI = 'expected ";" in a streamed string, got ';
 
 // ---------------------------------------------------------------------------------------------
 // Leaves
@@ -141,16 +157,16 @@ function readLen(allowNull: boolean, allowStream: boolean): number {
     if (i + 2 >= E) return NEED;
     if (B[i + 2] !== CR) fail("negative length", i);
     if (i + 3 >= E) return NEED;
-    if (B[i + 3] !== LF) fail(`expected LF, got ${describe(B[i + 3]!)}`, i + 3);
+    if (B[i + 3] !== LF) notLF(i + 3);
     P = i + 4;
     return -1;
   }
   if (c === 0x3f) {
     if (!allowStream) fail('unexpected streamed length "?"', i);
     if (i + 1 >= E) return NEED;
-    if (B[i + 1] !== CR) fail(`expected CR, got ${describe(B[i + 1]!)}`, i + 1);
+    if (B[i + 1] !== CR) notCR(i + 1);
     if (i + 2 >= E) return NEED;
-    if (B[i + 2] !== LF) fail(`expected LF, got ${describe(B[i + 2]!)}`, i + 2);
+    if (B[i + 2] !== LF) notLF(i + 2);
     P = i + 3;
     return STREAMED;
   }
@@ -161,14 +177,14 @@ function readLen(allowNull: boolean, allowStream: boolean): number {
     c = B[i]!;
     if (c === CR) break;
     c -= 48;
-    if (c < 0 || c > 9) fail(`invalid length byte ${describe(B[i]!)}`, i);
+    if (c < 0 || c > 9) badByte("invalid length byte ", i);
     n = n * 10 + c;
     if (n > MAX_LENGTH) fail("length exceeds 512 MB", start);
     i++;
   }
   if (i === start) fail("empty length", i);
   if (i + 1 >= E) return NEED;
-  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  if (B[i + 1] !== LF) notLF(i + 1);
   P = i + 2;
   return n;
 }
@@ -196,7 +212,7 @@ function lineEnd(max: number, what: string): number {
   }
   if (i - start > max) fail(`${what} is longer than ${max} bytes`, start);
   if (i + 1 >= E) return NEED;
-  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  if (B[i + 1] !== LF) notLF(i + 1);
   return i;
 }
 
@@ -478,7 +494,7 @@ function readInteger(): number | bigint | typeof INCOMPLETE {
       // the length is checked at every exit of the loop, so that the error does not depend
       // on where the input was split
       if (i - start > 19) fail("integer has more than 19 digits", start);
-      fail(`invalid integer byte ${describe(B[i]!)}`, i);
+      badByte("invalid integer byte ", i);
     }
     n = n * 10 + c;
     i++;
@@ -486,7 +502,7 @@ function readInteger(): number | bigint | typeof INCOMPLETE {
   if (i - start > 19) fail("integer has more than 19 digits", start);
   if (i === start) fail("empty integer", i);
   if (i + 1 >= E) return INCOMPLETE;
-  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  if (B[i + 1] !== LF) notLF(i + 1);
   const from = P;
   P = i + 2;
   if (n <= Number.MAX_SAFE_INTEGER) return neg ? 0 - n : n;
@@ -534,11 +550,11 @@ function readBoolean(): boolean | typeof INCOMPLETE {
   const i = P;
   if (i >= E) return INCOMPLETE;
   const c = B[i]!;
-  if (c !== 0x74 && c !== 0x66) fail(`invalid boolean ${describe(c)}`, i);
+  if (c !== 0x74 && c !== 0x66) badByte("invalid boolean ", i);
   if (i + 1 >= E) return INCOMPLETE;
-  if (B[i + 1] !== CR) fail(`expected CR, got ${describe(B[i + 1]!)}`, i + 1);
+  if (B[i + 1] !== CR) notCR(i + 1);
   if (i + 2 >= E) return INCOMPLETE;
-  if (B[i + 2] !== LF) fail(`expected LF, got ${describe(B[i + 2]!)}`, i + 2);
+  if (B[i + 2] !== LF) notLF(i + 2);
   P = i + 3;
   return c === 0x74;
 }
@@ -547,9 +563,9 @@ function readBoolean(): boolean | typeof INCOMPLETE {
 function readNull(): boolean {
   const i = P;
   if (i >= E) return false;
-  if (B[i] !== CR) fail(`expected CR, got ${describe(B[i]!)}`, i);
+  if (B[i] !== CR) notCR(i);
   if (i + 1 >= E) return false;
-  if (B[i + 1] !== LF) fail(`expected LF, got ${describe(B[i + 1]!)}`, i + 1);
+  if (B[i + 1] !== LF) notLF(i + 1);
   P = i + 2;
   return true;
 }
@@ -562,8 +578,8 @@ function bulkEnd(t: number, n: number): number {
   const s = P;
   const e = s + n;
   if (e + 2 > E) return NEED;
-  if (B[e] !== CR) fail(`expected CR after ${n} bytes, got ${describe(B[e]!)}`, e);
-  if (B[e + 1] !== LF) fail(`expected LF, got ${describe(B[e + 1]!)}`, e + 1);
+  if (B[e] !== CR) badByte(`expected CR after ${n} bytes, got `, e);
+  if (B[e + 1] !== LF) notLF(e + 1);
   if (t === 0x3d && (n < 4 || B[s + 3] !== 0x3a)) {
     fail('verbatim string lacks its "xxx:" format prefix', s);
   }
@@ -635,7 +651,7 @@ function value(depth: number, key: boolean): Parsed {
     case 0x28: // (
       return readBigNumber();
     default:
-      return fail(`unexpected type byte ${describe(t)}`, at);
+      return badByte("unexpected type byte ", at);
   }
 }
 
@@ -721,9 +737,9 @@ function endMarker(): number {
   if (P >= E) return NEED;
   if (B[P] !== 0x2e) return 0;
   if (P + 1 >= E) return NEED;
-  if (B[P + 1] !== CR) fail(`expected CR, got ${describe(B[P + 1]!)}`, P + 1);
+  if (B[P + 1] !== CR) notCR(P + 1);
   if (P + 2 >= E) return NEED;
-  if (B[P + 2] !== LF) fail(`expected LF, got ${describe(B[P + 2]!)}`, P + 2);
+  if (B[P + 2] !== LF) notLF(P + 2);
   P += 3;
   return 1;
 }
@@ -761,7 +777,7 @@ function streamedString(at: number, depth: number): Parsed {
   let total = 0;
   for (;;) {
     if (P >= E) return INCOMPLETE;
-    if (B[P] !== 0x3b) fail(`expected ";" in a streamed string, got ${describe(B[P]!)}`, P);
+    if (B[P] !== 0x3b) badByte(STREAMED_SEMI, P);
     P++;
     const n = readLen(false, false);
     if (n === NEED) return INCOMPLETE;
@@ -928,7 +944,7 @@ export class Scanner {
       const top = kinds.length - 1;
       const t = B[start]!;
       if (top >= 0 && kinds[top] === K_STR) {
-        if (t !== 0x3b) fail(`expected ";" in a streamed string, got ${describe(t)}`, start);
+        if (t !== 0x3b) badByte(STREAMED_SEMI, start);
         P = start + 1;
         const n = readLen(false, false);
         if (n === NEED) return this.#wait(start, 0);
@@ -1032,7 +1048,7 @@ export class Scanner {
           continue;
         }
         default:
-          fail(`unexpected type byte ${describe(t)}`, start);
+          badByte("unexpected type byte ", start);
       }
       if (this.#done()) return true;
     }

@@ -4,41 +4,13 @@
  * @module
  */
 
-import { numberText } from "./number_text.ts";
+import { CommandEncoder, writeStringAt, writeUintAt } from "./command_encoder.ts";
 import { ReplyError } from "../errors.ts";
 import type { RedisArgument, RespValue } from "./types.ts";
 
 const utf8 = new TextEncoder();
-const EMPTY = new Uint8Array(0);
 const CR = 13;
 const LF = 10;
-
-/** Largest block allocated for batch-size reasons (a larger command still gets its room). */
-const MAX_BLOCK = 4 * 1024 * 1024;
-
-/** Strings up to this many UTF-16 units are written by a plain loop when they are ASCII. */
-const SHORT = 64;
-
-/** Number of decimal digits of a non-negative safe integer. */
-function digits(n: number): number {
-  if (n < 10) return 1;
-  if (n < 100) return 2;
-  if (n < 1000) return 3;
-  if (n < 10000) return 4;
-  if (n < 100000) return 5;
-  if (n < 1000000) return 6;
-  if (n < 10000000) return 7;
-  if (n < 100000000) return 8;
-  if (n < 1000000000) return 9;
-  return String(n).length;
-}
-
-function argumentError(value: unknown, index: number): TypeError {
-  const kind = value === null ? "null" : typeof value;
-  return new TypeError(
-    `Cannot encode the command: argument ${index} is ${kind}, expected a string, a number or a Uint8Array`,
-  );
-}
 
 /**
  * A reusable, growable byte buffer that RESP commands are written into. Write any number of
@@ -58,14 +30,7 @@ function argumentError(value: unknown, index: number): TypeError {
  * ```
  */
 export class RespEncoder {
-  #buf: Uint8Array;
-  /** Start of the pending bytes in #buf. */
-  #start = 0;
-  /** End of the pending bytes in #buf. */
-  #end = 0;
-  #capacity: number;
-  /** Recent size of a taken batch (decaying maximum). */
-  #batch = 0;
+  readonly #enc: CommandEncoder;
 
   /**
    * Creates an encoder.
@@ -75,13 +40,7 @@ export class RespEncoder {
    * @default {16384}
    */
   constructor(initialCapacity: number = 16384) {
-    if (!Number.isInteger(initialCapacity) || initialCapacity < 16) {
-      throw new RangeError(
-        `Cannot create the encoder: initialCapacity must be an integer >= 16, got ${initialCapacity}`,
-      );
-    }
-    this.#capacity = initialCapacity;
-    this.#buf = new Uint8Array(initialCapacity);
+    this.#enc = new CommandEncoder(initialCapacity);
   }
 
   /**
@@ -90,7 +49,7 @@ export class RespEncoder {
    * @returns The pending byte count.
    */
   get length(): number {
-    return this.#end - this.#start;
+    return this.#enc.length;
   }
 
   /**
@@ -100,34 +59,7 @@ export class RespEncoder {
    * @returns The pending bytes (possibly empty).
    */
   take(): Uint8Array {
-    const out = this.#buf.subarray(this.#start, this.#end);
-    const n = out.length;
-    this.#batch = n > this.#batch ? n : this.#batch - (this.#batch >> 3) + (n >> 3);
-    // start the next batch in a new block unless a typical batch still fits in this one
-    if (this.#buf.length - this.#end < this.#batch) {
-      this.#buf = EMPTY;
-      this.#end = 0;
-    }
-    this.#start = this.#end;
-    return out;
-  }
-
-  /** Makes room for `n` more bytes after the pending ones. */
-  #reserve(n: number): void {
-    if (this.#end + n <= this.#buf.length) return;
-    const pending = this.#end - this.#start;
-    // a new block holds about two batches of the size recently taken, so that a batch seldom
-    // outgrows its block (each growth is an allocation plus a copy)
-    const size = Math.max(
-      this.#capacity,
-      pending === 0 ? n : (pending + n) * 2,
-      Math.min(this.#batch + (this.#batch >> 1), MAX_BLOCK),
-    );
-    const next = new Uint8Array(size);
-    if (pending > 0) next.set(this.#buf.subarray(this.#start, this.#end));
-    this.#buf = next;
-    this.#start = 0;
-    this.#end = pending;
+    return this.#enc.take();
   }
 
   /**
@@ -139,52 +71,7 @@ export class RespEncoder {
    * @throws {RangeError} A number argument is `NaN`.
    */
   writeCommand(args: readonly RedisArgument[]): void {
-    const count = args.length;
-    // upper bound of the encoded size
-    let size = 3 + digits(count);
-    for (let i = 0; i < count; i++) {
-      const a = args[i];
-      if (typeof a === "string") size += a.length * 3 + 16;
-      else if (typeof a === "number") size += 40;
-      else if (a instanceof Uint8Array) size += a.length + 16;
-      else throw argumentError(a, i);
-    }
-    this.#reserve(size);
-    const buf = this.#buf;
-    let p = this.#end;
-    buf[p++] = 0x2a;
-    p = writeUint(buf, p, count);
-    buf[p++] = CR;
-    buf[p++] = LF;
-    for (let i = 0; i < count; i++) {
-      const a = args[i]!;
-      if (typeof a === "string") p = writeString(buf, p, a);
-      else if (typeof a === "number") {
-        if (Number.isSafeInteger(a) && a >= 0) {
-          buf[p++] = 0x24;
-          p = writeUint(buf, p, digits(a));
-          buf[p++] = CR;
-          buf[p++] = LF;
-          p = writeUint(buf, p, a);
-        } else {
-          p = writeString(buf, p, numberText(a));
-          continue;
-        }
-        buf[p++] = CR;
-        buf[p++] = LF;
-      } else {
-        const n = a.length;
-        buf[p++] = 0x24;
-        p = writeUint(buf, p, n);
-        buf[p++] = CR;
-        buf[p++] = LF;
-        buf.set(a, p);
-        p += n;
-        buf[p++] = CR;
-        buf[p++] = LF;
-      }
-    }
-    this.#end = p;
+    this.#enc.writeCommand(args);
   }
 
   /**
@@ -197,8 +84,8 @@ export class RespEncoder {
    * @throws {RangeError} The value nests deeper than 1000 levels.
    */
   writeValue(value: RespValue, protocol: 2 | 3 = 3): void {
-    const start = this.#start;
-    const end = this.#end;
+    const start = this.#enc.start;
+    const end = this.#enc.end;
     try {
       this.#value(value, protocol === 2, 0);
     } catch (e) {
@@ -213,8 +100,8 @@ export class RespEncoder {
    * @param items The push items, e.g. `["invalidate", ["key"]]`.
    */
   writePush(items: readonly RespValue[]): void {
-    const start = this.#start;
-    const end = this.#end;
+    const start = this.#enc.start;
+    const end = this.#enc.end;
     try {
       this.#header(0x3e, items.length);
       for (const v of items) this.#value(v, false, 1);
@@ -227,7 +114,8 @@ export class RespEncoder {
   /** Drops what a failed write added (the buffer may have moved to a new block meanwhile). */
   #rollback(start: number, end: number): void {
     const pending = end - start;
-    if (this.#end - this.#start >= pending) this.#end = this.#start + pending;
+    const enc = this.#enc;
+    if (enc.end - enc.start >= pending) enc.end = enc.start + pending;
   }
 
   /**
@@ -244,43 +132,43 @@ export class RespEncoder {
   }
 
   #header(type: number, n: number): void {
-    this.#reserve(24);
-    const buf = this.#buf;
-    let p = this.#end;
+    const enc = this.#enc;
+    const buf = enc.room(24);
+    let p = enc.end;
     buf[p++] = type;
-    p = writeUint(buf, p, n);
+    p = writeUintAt(buf, p, n);
     buf[p++] = CR;
     buf[p++] = LF;
-    this.#end = p;
+    enc.end = p;
   }
 
   #line(type: number, s: string): void {
-    this.#reserve(s.length * 3 + 3);
-    const buf = this.#buf;
-    let p = this.#end;
+    const enc = this.#enc;
+    const buf = enc.room(s.length * 3 + 3);
+    let p = enc.end;
     buf[p++] = type;
     p += utf8.encodeInto(s, buf.subarray(p)).written;
     buf[p++] = CR;
     buf[p++] = LF;
-    this.#end = p;
+    enc.end = p;
   }
 
   #bulk(type: number, data: string | Uint8Array): void {
+    const enc = this.#enc;
     if (typeof data === "string") {
-      this.#reserve(data.length * 3 + 16);
-      const p = writeString(this.#buf, this.#end, data);
-      this.#buf[this.#end] = type;
-      this.#end = p;
+      const buf = enc.room(data.length * 3 + 16);
+      const at = enc.end;
+      enc.end = writeStringAt(buf, at, data);
+      buf[at] = type;
       return;
     }
     this.#header(type, data.length);
-    this.#reserve(data.length + 2);
-    const buf = this.#buf;
-    buf.set(data, this.#end);
-    let p = this.#end + data.length;
+    const buf = enc.room(data.length + 2);
+    buf.set(data, enc.end);
+    let p = enc.end + data.length;
     buf[p++] = CR;
     buf[p++] = LF;
-    this.#end = p;
+    enc.end = p;
   }
 
   #value(v: RespValue, resp2: boolean, depth: number): void {
@@ -332,64 +220,6 @@ export class RespEncoder {
     }
     throw new TypeError(`Cannot encode the value: unsupported type ${typeof v}`);
   }
-}
-
-/** Writes the decimal digits of a non-negative safe integer at p; returns the new position. */
-function writeUint(buf: Uint8Array, p: number, n: number): number {
-  if (n < 10) {
-    buf[p] = 48 + n;
-    return p + 1;
-  }
-  const d = digits(n);
-  let i = p + d;
-  while (n >= 10) {
-    const q = Math.floor(n / 10);
-    buf[--i] = 48 + n - q * 10;
-    n = q;
-  }
-  buf[--i] = 48 + n;
-  return p + d;
-}
-
-/**
- * Writes `$len\r\n<utf-8>\r\n` at p (room for length * 3 + 16 bytes is reserved by the caller);
- * returns the new position.
- */
-function writeString(buf: Uint8Array, p: number, s: string): number {
-  const n = s.length;
-  if (n <= SHORT) {
-    // optimistic ASCII: the byte length is the string length
-    let q = p;
-    buf[q++] = 0x24;
-    q = writeUint(buf, q, n);
-    buf[q++] = CR;
-    buf[q++] = LF;
-    let i = 0;
-    for (; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) break;
-      buf[q++] = c;
-    }
-    if (i === n) {
-      buf[q++] = CR;
-      buf[q++] = LF;
-      return q;
-    }
-  }
-  // reserve the header for the largest possible byte length, then close the gap if shorter
-  const reserved = digits(n * 3);
-  const at = p + 1 + reserved + 2;
-  const written = utf8.encodeInto(s, buf.subarray(at)).written;
-  const d = digits(written);
-  buf[p] = 0x24;
-  let q = writeUint(buf, p + 1, written);
-  buf[q++] = CR;
-  buf[q++] = LF;
-  if (d < reserved) buf.copyWithin(q, at, at + written);
-  q += written;
-  buf[q++] = CR;
-  buf[q++] = LF;
-  return q;
 }
 
 const shared = new RespEncoder();

@@ -5,7 +5,7 @@ import { sentinelMetrics } from "./_sentinel_metrics.ts";
 import { ExecutorCore } from "../client/executor_core.ts";
 import type { ClientCore, ClientEvents, SendCommandOptions } from "../client/client_shell.ts";
 import type { ClientMaintenanceState } from "../client/maintenance_support.ts";
-import type { GroupCommand } from "../client/node_executor.ts";
+import { type GroupCommand, moveExecutor } from "../client/node_executor.ts";
 import type { PubSubListener, SubscriptionKind } from "../client/subscription.ts";
 import type { WatchSession } from "../client/watch_session.ts";
 import type { Transform } from "../commands/command_runner.ts";
@@ -262,7 +262,7 @@ export class SentinelCore implements ClientCore {
       // promotion are lost), so nothing cached survives the move.
       this.#exec.cache?.invalidateAll();
       try {
-        await this.#exec.node.moveTo(to, DRAIN_CAP);
+        await moveExecutor(this.#exec.node, to, DRAIN_CAP);
       } catch (e) {
         this.#logger.warn(
           `sentinel: the move to ${endpointName(to)} failed: ${(e as Error).message}`,

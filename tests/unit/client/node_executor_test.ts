@@ -1,8 +1,12 @@
 // The per-endpoint executor against an in-memory server: where each command runs, the session
-// steps per role, subscriptions restored on a new socket, moveTo, close and destroy.
+// steps per role, subscriptions restored on a new socket, moveExecutor, close and destroy.
 import { beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { NodeExecutor, type NodeExecutorOptions } from "../../../src/client/node_executor.ts";
+import {
+  moveExecutor,
+  NodeExecutor,
+  type NodeExecutorOptions,
+} from "../../../src/client/node_executor.ts";
 import { resolveClientOptions } from "../../../src/client/options.ts";
 import { FLAG_BLOCKING } from "../../../src/commands/command_runner.ts";
 import { ClosedError, ConnectionError, ReplyError } from "../../../src/errors.ts";
@@ -115,14 +119,14 @@ describe("NodeExecutor", () => {
     await assertNoLeaks();
   });
 
-  it("dials where resolveEndpoint says, and moveTo hands the shared connection over", async () => {
+  it("dials where resolveEndpoint says, and moveExecutor hands the shared connection over", async () => {
     const server = new MemoryRedis();
     let target = { host: "127.0.0.2", port: 7001 };
     const { node } = executor(server, { resolveEndpoint: () => target });
     await node.run(["SET", "k", "1"], undefined, 0);
     assert.equal(server.opened[0]!.remoteAddress, "127.0.0.2");
     target = { host: "127.0.0.3", port: 7002 };
-    const moved = node.moveTo(target, 1000);
+    const moved = moveExecutor(node, target, 1000);
     const during = node.run(["GET", "k"], undefined, 0);
     const r = await moved;
     assert.equal(r.replaced, true);
