@@ -9,7 +9,9 @@ const EXPLAINED: [RegExp, string][] = [
     "the server's certificate is not meant for a server (wrong key usage: a CA certificate?)",
   ],
   [
-    /UnknownIssuer|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT|self[- ]signed certificate/i,
+    // Also the texts the transports' own messages carry (src/transport/_errors.ts): Deno's
+    // "unknown issuer", OpenSSL's "unable to verify the first certificate" on Bun and Node.
+    /UnknownIssuer|unknown issuer|UNABLE_TO_GET_ISSUER_CERT|unable to get (local )?issuer certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to verify the first certificate|SELF_SIGNED_CERT|self[- ]signed certificate/i,
     "the server's certificate is not signed by a trusted CA (give it in tls.caCerts)",
   ],
   [

@@ -12,10 +12,29 @@ import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server
 import { makeCerts, type TestCerts } from "../_helpers/tls.ts";
 import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
 
+function connection(port: number, caCerts?: string[]): Connection {
+  return new Connection({
+    endpoint: { host: "127.0.0.1", port },
+    tls: caCerts ? { caCerts } : {},
+    connector: defaultConnector,
+    protocol: 3,
+    db: 0,
+    connectTimeout: 5000,
+    commandTimeout: 5000,
+    reconnect: false,
+    maxQueueLength: 10,
+    maxQueueBytes: 1 << 20,
+    logger: silentLogger,
+  });
+}
+
 describe("Connection TLS errors", () => {
   let certs: TestCerts;
   let server: RedisServer;
   let tlsPort: number;
+  // A proper server certificate, from a CA the client is not given.
+  let untrusted: RedisServer;
+  let untrustedPort: number;
   before(async () => {
     certs = makeCerts();
     tlsPort = await freePort();
@@ -35,27 +54,30 @@ describe("Connection TLS errors", () => {
       ],
       readyPort: tlsPort,
     });
+    untrustedPort = await freePort();
+    untrusted = await startRedis({
+      args: [
+        "--tls-port",
+        String(untrustedPort),
+        "--tls-cert-file",
+        certs.certFile,
+        "--tls-key-file",
+        certs.keyFile,
+        "--tls-auth-clients",
+        "no",
+      ],
+      readyPort: untrustedPort,
+    });
   });
   after(async () => {
+    await untrusted?.stop();
     await server.stop();
     rmSync(certs.dir, { recursive: true, force: true });
   });
 
   it("explains a server certificate that fails verification", async () => {
     markLeakBaseline();
-    const conn = new Connection({
-      endpoint: { host: "127.0.0.1", port: tlsPort },
-      tls: { caCerts: [certs.caPem] },
-      connector: defaultConnector,
-      protocol: 3,
-      db: 0,
-      connectTimeout: 5000,
-      commandTimeout: 5000,
-      reconnect: false,
-      maxQueueLength: 10,
-      maxQueueBytes: 1 << 20,
-      logger: silentLogger,
-    });
+    const conn = connection(tlsPort, [certs.caPem]);
     const err = await conn.connect().then(() => undefined, (e) => e);
     assert.ok(err instanceof ConnectionError, String(err));
     assert.match(
@@ -64,6 +86,22 @@ describe("Connection TLS errors", () => {
     );
     assert.match(err.message, /\(.+\)$/, "the raw error text stays, in parentheses");
     assert.equal(err.written, false);
+    conn.destroy();
+    await assertNoLeaks();
+  });
+
+  // Deno says "unknown issuer", Bun and Node "unable to verify the first certificate": both
+  // are the CA to give in tls.caCerts, not a server without TLS.
+  it("says that the server's CA is not trusted, and not that TLS may be off", async () => {
+    markLeakBaseline();
+    const conn = connection(untrustedPort);
+    const err = await conn.connect().then(() => undefined, (e) => e);
+    assert.ok(err instanceof ConnectionError, String(err));
+    assert.match(
+      err.message,
+      /TLS handshake failed: the server's certificate is not signed by a trusted CA \(give it in tls\.caCerts\) \(certificate verify failed: .+\)$/,
+    );
+    assert.doesNotMatch(err.message, /TLS-enabled/);
     conn.destroy();
     await assertNoLeaks();
   });
