@@ -35,7 +35,7 @@ import type {
   ZRangeOptions,
 } from "./types.ts";
 
-export { checkCommandOptions, received, tooManyArguments } from "../_validate.ts";
+export { checkArgs, checkCommandOptions, received, tooManyArguments } from "../_validate.ts";
 
 function spec<T>(keys: KeyTable<T>, form: string, hints?: Record<string, string>): OptionSpec {
   return { keys, form, hints };

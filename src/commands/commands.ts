@@ -16,7 +16,7 @@ import {
 import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import * as O from "./_option_specs.ts";
-import { checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
+import { checkArgs, checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
 import type {
   BitfieldOperation,
   BitRangeOptions,
@@ -257,6 +257,29 @@ function xclaimArgs(
   return args;
 }
 
+/** What the helpers below run a command on: the executor of the calling method. */
+type Runner = Pick<RedisCommands<string | Uint8Array>, "_run">;
+
+/**
+ * The body of a method of fixed arity without options: refuses extra arguments
+ * ({@linkcode tooManyArguments}), then runs the command. For the methods whose arguments are
+ * their parameters as given, so building `args` cannot throw before the check. The most used
+ * commands (GET, SET, INCR, HGET, EXPIRE, ...) keep the check inline instead: no extra call on
+ * their path.
+ */
+function run(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  transform: Transform | undefined,
+  flags: number,
+): unknown {
+  if (got > max) tooManyArguments(got, form);
+  return c._run(args, transform, flags);
+}
+
 /**
  * The typed Redis command methods. Every client (standalone, cluster, sentinel, multi-db), its
  * pipelines and transactions extend this class and implement {@linkcode RedisCommands._run};
@@ -350,10 +373,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"` or the old value (with `get`), null when a condition was not met.
    */
   set(key: RedisArgument, value: RedisArgument, options?: SetOptions): Promise<S | "OK" | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "set(key, value, options?)", O.SET);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "set(key, value, options?)", O.SET, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.SET, "set");
     const args: RedisArgument[] = ["SET", key, value];
     if (options) {
       if (options.ex !== undefined) args.push("EX", options.ex);
@@ -410,8 +432,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was set.
    */
   setnx(key: RedisArgument, value: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "setnx(key, value)");
-    return this._run(["SETNX", key, value], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "setnx(key, value)",
+      ["SETNX", key, value],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -423,8 +452,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   setex(key: RedisArgument, seconds: number, value: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setex(key, seconds, value)");
-    return this._run(["SETEX", key, seconds, value], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "setex(key, seconds, value)",
+      ["SETEX", key, seconds, value],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -436,10 +472,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   psetex(key: RedisArgument, milliseconds: number, value: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "psetex(key, milliseconds, value)");
-    }
-    return this._run(["PSETEX", key, milliseconds, value], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "psetex(key, milliseconds, value)",
+      ["PSETEX", key, milliseconds, value],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -450,8 +491,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The old value, or null.
    */
   getset(key: RedisArgument, value: RedisArgument): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getset(key, value)");
-    return this._run(["GETSET", key, value], undefined, N) as Promise<S | null>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "getset(key, value)",
+      ["GETSET", key, value],
+      undefined,
+      N,
+    ) as Promise<S | null>;
   }
 
   /**
@@ -461,8 +509,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getdel(key: RedisArgument): Promise<S | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "getdel(key)");
-    return this._run(["GETDEL", key], undefined, N) as Promise<S | null>;
+    return run(this, arguments.length, 1, "getdel(key)", ["GETDEL", key], undefined, N) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -473,8 +522,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getex(key: RedisArgument, options?: GetExOptions): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getex(key, options?)", O.GETEX);
-    if (options !== undefined) checkCommandOptions(options, O.GETEX, "getex");
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "getex(key, options?)", O.GETEX, options);
+    }
     const args: RedisArgument[] = ["GETEX", key];
     if (options?.ex !== undefined) args.push("EX", options.ex);
     if (options?.px !== undefined) args.push("PX", options.px);
@@ -492,8 +542,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   append(key: RedisArgument, value: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "append(key, value)");
-    return this._run(["APPEND", key, value], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "append(key, value)",
+      ["APPEND", key, value],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -503,8 +560,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 for a missing key.
    */
   strlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "strlen(key)");
-    return this._run(["STRLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "strlen(key)", ["STRLEN", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -538,8 +596,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   incrbyfloat(key: RedisArgument, increment: number): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "incrbyfloat(key, increment)");
-    return this._run(["INCRBYFLOAT", key, increment], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "incrbyfloat(key, increment)",
+      ["INCRBYFLOAT", key, increment],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -574,8 +639,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The substring (empty for a missing key).
    */
   getrange(key: RedisArgument, start: number, end: number): Promise<S> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "getrange(key, start, end)");
-    return this._run(["GETRANGE", key, start, end], undefined, RO) as Promise<S>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "getrange(key, start, end)",
+      ["GETRANGE", key, start, end],
+      undefined,
+      RO,
+    ) as Promise<S>;
   }
 
   /**
@@ -587,8 +659,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   setrange(key: RedisArgument, offset: number, value: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setrange(key, offset, value)");
-    return this._run(["SETRANGE", key, offset, value], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "setrange(key, offset, value)",
+      ["SETRANGE", key, offset, value],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -599,8 +678,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The subsequence.
    */
   lcs(key1: RedisArgument, key2: RedisArgument): Promise<S> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lcs(key1, key2)");
-    return this._run(["LCS", key1, key2], undefined, RO) as Promise<S>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "lcs(key1, key2)",
+      ["LCS", key1, key2],
+      undefined,
+      RO,
+    ) as Promise<S>;
   }
 
   /**
@@ -611,8 +697,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   lcsLen(key1: RedisArgument, key2: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lcsLen(key1, key2)");
-    return this._run(["LCS", key1, key2, "LEN"], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "lcsLen(key1, key2)",
+      ["LCS", key1, key2, "LEN"],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -628,10 +721,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key2: RedisArgument,
     options?: { minMatchLen?: number; withMatchLen?: boolean },
   ): Promise<LcsIdxResult> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lcsIdx(key1, key2, options?)", O.LCS_IDX);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "lcsIdx(key1, key2, options?)", O.LCS_IDX, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LCS_IDX, "lcsIdx");
     const args: RedisArgument[] = ["LCS", key1, key2, "IDX"];
     if (options?.minMatchLen !== undefined) args.push("MINMATCHLEN", options.minMatchLen);
     if (options?.withMatchLen) args.push("WITHMATCHLEN");
@@ -679,10 +771,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "expire(key, seconds, options?)", O.EXPIRE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "expire(key, seconds, options?)", O.EXPIRE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expire");
     return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
   }
 
@@ -695,10 +786,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "pexpire(key, milliseconds, options?)", O.EXPIRE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "pexpire(key, milliseconds, options?)", O.EXPIRE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpire");
     const args = expireArgs(["PEXPIRE", key, milliseconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -712,10 +802,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "expireat(key, unixSeconds, options?)", O.EXPIRE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "expireat(key, unixSeconds, options?)", O.EXPIRE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expireat");
     const args = expireArgs(["EXPIREAT", key, unixSeconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -733,10 +822,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     unixMilliseconds: number,
     options?: ExpireOptions,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "pexpireat(key, unixMilliseconds, options?)", O.EXPIRE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "pexpireat(key, unixMilliseconds, options?)",
+        O.EXPIRE,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpireat");
     const args = expireArgs(["PEXPIREAT", key, unixMilliseconds], options);
     return this._run(args, T.bool, N) as Promise<boolean>;
   }
@@ -748,8 +842,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   expiretime(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "expiretime(key)");
-    return this._run(["EXPIRETIME", key], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "expiretime(key)",
+      ["EXPIRETIME", key],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -759,8 +860,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   pexpiretime(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "pexpiretime(key)");
-    return this._run(["PEXPIRETIME", key], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "pexpiretime(key)",
+      ["PEXPIRETIME", key],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -781,8 +889,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Milliseconds, -1 without expiry, -2 for a missing key.
    */
   pttl(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "pttl(key)");
-    return this._run(["PTTL", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "pttl(key)", ["PTTL", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -792,8 +899,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether an expiry was removed.
    */
   persist(key: RedisArgument): Promise<boolean> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "persist(key)");
-    return this._run(["PERSIST", key], T.bool, N) as Promise<boolean>;
+    return run(this, arguments.length, 1, "persist(key)", ["PERSIST", key], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -803,8 +911,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"string"`, `"list"`, `"set"`, `"zset"`, `"hash"`, `"stream"` or `"none"`.
    */
   type(key: RedisArgument): Promise<string> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "type(key)");
-    return this._run(["TYPE", key], T.str, RO) as Promise<string>;
+    return run(this, arguments.length, 1, "type(key)", ["TYPE", key], T.str, RO) as Promise<string>;
   }
 
   /**
@@ -815,8 +922,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   rename(key: RedisArgument, newKey: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "rename(key, newKey)");
-    return this._run(["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "rename(key, newKey)",
+      ["RENAME", key, newKey],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -827,8 +941,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was renamed.
    */
   renamenx(key: RedisArgument, newKey: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "renamenx(key, newKey)");
-    return this._run(["RENAMENX", key, newKey], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "renamenx(key, newKey)",
+      ["RENAMENX", key, newKey],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -838,8 +959,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The keys.
    */
   keys(pattern: string): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "keys(pattern)");
-    return this._run(["KEYS", pattern], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "keys(pattern)", ["KEYS", pattern], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -848,8 +970,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A key, or null when the database is empty.
    */
   randomkey(): Promise<S | null> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "randomkey()");
-    return this._run(["RANDOMKEY"], undefined, RO) as Promise<S | null>;
+    return run(this, arguments.length, 0, "randomkey()", ["RANDOMKEY"], undefined, RO) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -871,10 +994,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was copied.
    */
   copy(source: RedisArgument, destination: RedisArgument, options?: CopyOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "copy(source, destination, options?)", O.COPY);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "copy(source, destination, options?)", O.COPY, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COPY, "copy");
     const args: RedisArgument[] = ["COPY", source, destination];
     if (options?.db !== undefined) args.push("DB", options.db);
     if (options?.replace) args.push("REPLACE");
@@ -888,8 +1010,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The serialized value, or null for a missing key.
    */
   dump(key: RedisArgument): Promise<Uint8Array | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "dump(key)");
-    return this._run(["DUMP", key], undefined, RO | FLAG_BINARY) as Promise<Uint8Array | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "dump(key)",
+      ["DUMP", key],
+      undefined,
+      RO | FLAG_BINARY,
+    ) as Promise<Uint8Array | null>;
   }
 
   /**
@@ -907,10 +1036,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     serialized: Uint8Array,
     options?: RestoreOptions,
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "restore(key, ttl, serialized, options?)", O.RESTORE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "restore(key, ttl, serialized, options?)", O.RESTORE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.RESTORE, "restore");
     const args: RedisArgument[] = ["RESTORE", key, ttl, serialized];
     if (options?.replace) args.push("REPLACE");
     if (options?.absttl) args.push("ABSTTL");
@@ -926,8 +1054,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns E.g. `"listpack"`, `"hashtable"`, `"int"`; null for a missing key.
    */
   objectEncoding(key: RedisArgument): Promise<string | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectEncoding(key)");
-    return this._run(["OBJECT", "ENCODING", key], T.strOrNull, RO) as Promise<string | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectEncoding(key)",
+      ["OBJECT", "ENCODING", key],
+      T.strOrNull,
+      RO,
+    ) as Promise<string | null>;
   }
 
   /**
@@ -937,8 +1072,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The frequency, or null for a missing key.
    */
   objectFreq(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectFreq(key)");
-    return this._run(["OBJECT", "FREQ", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectFreq(key)",
+      ["OBJECT", "FREQ", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -948,8 +1090,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Seconds, or null for a missing key.
    */
   objectIdletime(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectIdletime(key)");
-    return this._run(["OBJECT", "IDLETIME", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectIdletime(key)",
+      ["OBJECT", "IDLETIME", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -959,8 +1108,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count, or null for a missing key.
    */
   objectRefcount(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectRefcount(key)");
-    return this._run(["OBJECT", "REFCOUNT", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectRefcount(key)",
+      ["OBJECT", "REFCOUNT", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -971,8 +1127,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The sorted elements (or looked-up values with `get`).
    */
   sort(key: RedisArgument, options?: SortOptions): Promise<(S | null)[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "sort(key, options?)", O.SORT);
-    if (options !== undefined) checkCommandOptions(options, O.SORT, "sort");
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "sort(key, options?)", O.SORT, options);
+    }
     return this._run(sortArgs(["SORT", key], options), T.arr, N) as Promise<(S | null)[]>;
   }
 
@@ -989,10 +1146,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     options?: SortOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "sortStore(key, destination, options?)", O.SORT);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "sortStore(key, destination, options?)", O.SORT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.SORT, "sortStore");
     const args = sortArgs(["SORT", key], options);
     args.push("STORE", destination);
     return this._run(args, T.num, N) as Promise<number>;
@@ -1006,10 +1162,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The next cursor and the keys of this page.
    */
   scanPage(cursor: string | number, options?: ScanOptions): Promise<[string, S[]]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "scanPage(cursor, options?)", O.SCAN);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "scanPage(cursor, options?)", O.SCAN, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.SCAN, "scanPage");
     const args: RedisArgument[] = ["SCAN", cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
@@ -1078,8 +1233,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the field was set.
    */
   hsetnx(key: RedisArgument, field: RedisArgument, value: RedisArgument): Promise<boolean> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "hsetnx(key, field, value)");
-    return this._run(["HSETNX", key, field, value], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "hsetnx(key, field, value)",
+      ["HSETNX", key, field, value],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1135,8 +1297,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it exists.
    */
   hexists(key: RedisArgument, field: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hexists(key, field)");
-    return this._run(["HEXISTS", key, field], T.bool, RO) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "hexists(key, field)",
+      ["HEXISTS", key, field],
+      T.bool,
+      RO,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1161,10 +1330,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   hincrbyfloat(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "hincrbyfloat(key, field, increment)");
-    }
-    return this._run(["HINCRBYFLOAT", key, field, increment], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "hincrbyfloat(key, field, increment)",
+      ["HINCRBYFLOAT", key, field, increment],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -1174,8 +1348,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The fields.
    */
   hkeys(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hkeys(key)");
-    return this._run(["HKEYS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "hkeys(key)", ["HKEYS", key], T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -1185,8 +1358,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The values.
    */
   hvals(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hvals(key)");
-    return this._run(["HVALS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "hvals(key)", ["HVALS", key], T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -1196,8 +1368,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of fields.
    */
   hlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hlen(key)");
-    return this._run(["HLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "hlen(key)", ["HLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -1208,8 +1379,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 when missing.
    */
   hstrlen(key: RedisArgument, field: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hstrlen(key, field)");
-    return this._run(["HSTRLEN", key, field], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "hstrlen(key, field)",
+      ["HSTRLEN", key, field],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -1251,10 +1429,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `[field, value]` pairs.
    */
   hrandfieldWithValues(key: RedisArgument, count: number): Promise<[S, S][]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "hrandfieldWithValues(key, count)");
-    }
-    return this._run(["HRANDFIELD", key, count, "WITHVALUES"], T.pairs, RO) as Promise<[S, S][]>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "hrandfieldWithValues(key, count)",
+      ["HRANDFIELD", key, count, "WITHVALUES"],
+      T.pairs,
+      RO,
+    ) as Promise<[S, S][]>;
   }
 
   /**
@@ -1270,10 +1453,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, [S, S][]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "hscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "hscanPage(key, cursor, options?)",
+        O.COLLECTION_SCAN,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "hscanPage");
     const args: RedisArgument[] = ["HSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.hscanPage, RO) as Promise<[string, [S, S][]]>;
@@ -1390,8 +1578,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   llen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "llen(key)");
-    return this._run(["LLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "llen(key)", ["LLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -1403,8 +1590,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The elements.
    */
   lrange(key: RedisArgument, start: number, stop: number): Promise<S[]> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lrange(key, start, stop)");
-    return this._run(["LRANGE", key, start, stop], T.arr, RO) as Promise<S[]>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "lrange(key, start, stop)",
+      ["LRANGE", key, start, stop],
+      T.arr,
+      RO,
+    ) as Promise<S[]>;
   }
 
   /**
@@ -1415,8 +1609,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The element, or null.
    */
   lindex(key: RedisArgument, index: number): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lindex(key, index)");
-    return this._run(["LINDEX", key, index], undefined, RO) as Promise<S | null>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "lindex(key, index)",
+      ["LINDEX", key, index],
+      undefined,
+      RO,
+    ) as Promise<S | null>;
   }
 
   /**
@@ -1428,8 +1629,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   lset(key: RedisArgument, index: number, element: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lset(key, index, element)");
-    return this._run(["LSET", key, index, element], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "lset(key, index, element)",
+      ["LSET", key, index, element],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -1447,10 +1655,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     pivot: RedisArgument,
     element: RedisArgument,
   ): Promise<number> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "linsert(key, where, pivot, element)");
-    }
-    return this._run(["LINSERT", key, where, pivot, element], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      4,
+      "linsert(key, where, pivot, element)",
+      ["LINSERT", key, where, pivot, element],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -1462,8 +1675,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   lrem(key: RedisArgument, count: number, element: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lrem(key, count, element)");
-    return this._run(["LREM", key, count, element], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "lrem(key, count, element)",
+      ["LREM", key, count, element],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -1475,8 +1695,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   ltrim(key: RedisArgument, start: number, stop: number): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "ltrim(key, start, stop)");
-    return this._run(["LTRIM", key, start, stop], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "ltrim(key, start, stop)",
+      ["LTRIM", key, start, stop],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -1488,10 +1715,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The index, or null when not found.
    */
   lpos(key: RedisArgument, element: RedisArgument, options?: LposOptions): Promise<number | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lpos(key, element, options?)", O.LPOS);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "lpos(key, element, options?)", O.LPOS, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lpos");
     return this._run(lposArgs(key, element, options), T.numOrNull, RO) as Promise<number | null>;
   }
 
@@ -1510,10 +1736,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     count: number,
     options?: LposOptions,
   ): Promise<number[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "lposCount(key, element, count, options?)", O.LPOS);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "lposCount(key, element, count, options?)", O.LPOS, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lposCount");
     const args = lposArgs(key, element, options);
     args.push("COUNT", count);
     return this._run(args, T.nums, RO) as Promise<number[]>;
@@ -1534,10 +1759,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     from: ListSide,
     to: ListSide,
   ): Promise<S | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "lmove(source, destination, from, to)");
-    }
-    return this._run(["LMOVE", source, destination, from, to], undefined, N) as Promise<S | null>;
+    return run(
+      this,
+      arguments.length,
+      4,
+      "lmove(source, destination, from, to)",
+      ["LMOVE", source, destination, from, to],
+      undefined,
+      N,
+    ) as Promise<S | null>;
   }
 
   /**
@@ -1553,10 +1783,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lmpop(keys, side, options?)", O.COUNT);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "lmpop(keys, side, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "lmpop");
     const args: RedisArgument[] = ["LMPOP", keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.keyElements, N) as Promise<KeyElements<S> | null>;
@@ -1630,10 +1859,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "blmpop(timeout, keys, side, options?)", O.COUNT);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "blmpop(timeout, keys, side, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "blmpop");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BLMPOP", timeout, keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
@@ -1692,8 +1920,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, in no particular order.
    */
   smembers(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "smembers(key)");
-    return this._run(["SMEMBERS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "smembers(key)", ["SMEMBERS", key], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -1704,8 +1933,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it is a member.
    */
   sismember(key: RedisArgument, member: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "sismember(key, member)");
-    return this._run(["SISMEMBER", key, member], T.bool, RO) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "sismember(key, member)",
+      ["SISMEMBER", key, member],
+      T.bool,
+      RO,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1726,8 +1962,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   scard(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scard(key)");
-    return this._run(["SCARD", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "scard(key)", ["SCARD", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1803,10 +2040,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     member: RedisArgument,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "smove(source, destination, member)");
-    }
-    return this._run(["SMOVE", source, destination, member], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "smove(source, destination, member)",
+      ["SMOVE", source, destination, member],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1827,10 +2069,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   sintercard(keys: RedisArgument[], options?: { limit?: number }): Promise<number> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "sintercard(keys, options?)", O.LIMIT);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "sintercard(keys, options?)", O.LIMIT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LIMIT, "sintercard");
     const args: RedisArgument[] = ["SINTERCARD", keys.length, ...keys];
     if (options?.limit !== undefined) args.push("LIMIT", options.limit);
     return this._run(args, T.num, RO) as Promise<number>;
@@ -1902,10 +2143,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, S[]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "sscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "sscanPage(key, cursor, options?)",
+        O.COLLECTION_SCAN,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "sscanPage");
     const args: RedisArgument[] = ["SSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
@@ -1926,10 +2172,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: ZAddMember | ZAddMember[],
     options?: ZAddOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zadd(key, members, options?)", O.ZADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "zadd(key, members, options?)", O.ZADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zadd");
     const args = zaddArgs(key, options);
     for (const m of list(members)) args.push(sc(m.score), m.member);
     return this._run(args, T.num, N) as Promise<number>;
@@ -1944,10 +2189,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score, or null when a condition was not met.
    */
   zaddIncr(key: RedisArgument, member: ZAddMember, options?: ZAddOptions): Promise<number | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zaddIncr(key, member, options?)", O.ZADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "zaddIncr(key, member, options?)", O.ZADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zaddIncr");
     const args = zaddArgs(key, options);
     args.push("INCR", sc(member.score), member.member);
     return this._run(args, T.numOrNull, N) as Promise<number | null>;
@@ -1962,8 +2206,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score.
    */
   zincrby(key: RedisArgument, increment: number, member: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zincrby(key, increment, member)");
-    return this._run(["ZINCRBY", key, sc(increment), member], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zincrby(key, increment, member)",
+      ["ZINCRBY", key, sc(increment), member],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2009,8 +2260,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrank(key, member)");
-    return this._run(["ZRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "zrank(key, member)",
+      ["ZRANK", key, member],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -2021,8 +2279,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrevrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrevrank(key, member)");
-    return this._run(["ZREVRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "zrevrank(key, member)",
+      ["ZREVRANK", key, member],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -2032,8 +2297,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   zcard(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "zcard(key)");
-    return this._run(["ZCARD", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "zcard(key)", ["ZCARD", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -2045,8 +2311,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zcount(key: RedisArgument, min: number | string, max: number | string): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zcount(key, min, max)");
-    return this._run(["ZCOUNT", key, sc(min), sc(max)], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zcount(key, min, max)",
+      ["ZCOUNT", key, sc(min), sc(max)],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -2058,8 +2331,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zlexcount(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zlexcount(key, min, max)");
-    return this._run(["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zlexcount(key, min, max)",
+      ["ZLEXCOUNT", key, min, max],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -2077,10 +2357,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<S[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "zrange(key, start, stop, options?)", O.ZRANGE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "zrange(key, start, stop, options?)", O.ZRANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrange");
     return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
   }
 
@@ -2099,10 +2378,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "zrangeWithScores(key, start, stop, options?)", O.ZRANGE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        4,
+        "zrangeWithScores(key, start, stop, options?)",
+        O.ZRANGE,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangeWithScores");
     const args = zrangeArgs(["ZRANGE", key], start, stop, options);
     args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
@@ -2125,14 +2409,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<number> {
-    if (arguments.length > 5) {
-      tooManyArguments(
+    if (arguments.length > 5 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        5,
         "zrangestore(destination, source, start, stop, options?)",
         O.ZRANGE,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangestore");
     const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2146,10 +2431,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebyrank(key: RedisArgument, start: number, stop: number): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zremrangebyrank(key, start, stop)");
-    }
-    return this._run(["ZREMRANGEBYRANK", key, start, stop], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebyrank(key, start, stop)",
+      ["ZREMRANGEBYRANK", key, start, stop],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2165,8 +2455,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     min: number | string,
     max: number | string,
   ): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebyscore(key, min, max)");
-    return this._run(["ZREMRANGEBYSCORE", key, sc(min), sc(max)], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebyscore(key, min, max)",
+      ["ZREMRANGEBYSCORE", key, sc(min), sc(max)],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2178,8 +2475,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebylex(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebylex(key, min, max)");
-    return this._run(["ZREMRANGEBYLEX", key, min, max], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebylex(key, min, max)",
+      ["ZREMRANGEBYLEX", key, min, max],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2295,11 +2599,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members and scores.
    */
   zrandmemberWithScores(key: RedisArgument, count: number): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zrandmemberWithScores(key, count)");
-    }
-    const args: RedisArgument[] = ["ZRANDMEMBER", key, count, "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "zrandmemberWithScores(key, count)",
+      ["ZRANDMEMBER", key, count, "WITHSCORES"],
+      T.scored,
+      RO,
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2315,10 +2623,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zunionstore(destination, keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "zunionstore(destination, keys, options?)",
+        O.ZAGGREGATE,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionstore");
     const args: RedisArgument[] = ["ZUNIONSTORE", destination, ...aggArgs(keys, options)];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2336,10 +2649,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zinterstore(destination, keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "zinterstore(destination, keys, options?)",
+        O.ZAGGREGATE,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterstore");
     const args: RedisArgument[] = ["ZINTERSTORE", destination, ...aggArgs(keys, options)];
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2365,10 +2683,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zunion(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zunion(keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "zunion(keys, options?)", O.ZAGGREGATE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunion");
     return this._run(["ZUNION", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
   }
 
@@ -2383,10 +2700,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zunionWithScores(keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "zunionWithScores(keys, options?)", O.ZAGGREGATE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionWithScores");
     const args: RedisArgument[] = ["ZUNION", ...aggArgs(keys, options), "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2399,10 +2715,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zinter(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zinter(keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "zinter(keys, options?)", O.ZAGGREGATE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinter");
     return this._run(["ZINTER", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
   }
 
@@ -2417,10 +2732,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zinterWithScores(keys, options?)", O.ZAGGREGATE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "zinterWithScores(keys, options?)", O.ZAGGREGATE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterWithScores");
     const args: RedisArgument[] = ["ZINTER", ...aggArgs(keys, options), "WITHSCORES"];
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2461,10 +2775,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zmpop(keys, side, options?)", O.COUNT);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "zmpop(keys, side, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "zmpop");
     const args: RedisArgument[] = ["ZMPOP", keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.keyScored, N) as Promise<KeyScoredMembers<S> | null>;
@@ -2519,10 +2832,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "bzmpop(timeout, keys, side, options?)", O.COUNT);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "bzmpop(timeout, keys, side, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "bzmpop");
     const ms = secToMs(timeout);
     const args: RedisArgument[] = ["BZMPOP", timeout, keys.length, ...keys, side];
     if (options?.count !== undefined) args.push("COUNT", options.count);
@@ -2542,10 +2854,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, ScoredMember<S>[]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        3,
+        "zscanPage(key, cursor, options?)",
+        O.COLLECTION_SCAN,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "zscanPage");
     const args: RedisArgument[] = ["ZSCAN", key, cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
@@ -2568,10 +2885,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     fields: StreamFields,
     options?: XAddOptions,
   ): Promise<string | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xadd(key, id, fields, options?)", O.XADD);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "xadd(key, id, fields, options?)", O.XADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.XADD, "xadd");
     const args: RedisArgument[] = ["XADD", key];
     if (options?.nomkstream) args.push("NOMKSTREAM");
     if (options) trimArgs(args, options);
@@ -2594,10 +2910,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     end: RedisArgument = "+",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xrange(key, start?, end?, options?)", O.COUNT);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "xrange(key, start?, end?, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrange");
     const args: RedisArgument[] = ["XRANGE", key, start, end];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
@@ -2618,10 +2933,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument = "-",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xrevrange(key, end?, start?, options?)", O.COUNT);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "xrevrange(key, end?, start?, options?)", O.COUNT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrevrange");
     const args: RedisArgument[] = ["XREVRANGE", key, end, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
@@ -2635,10 +2949,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Entries per stream, or null when nothing arrived in time.
    */
   xread(streams: XReadStreams, options?: XReadOptions): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "xread(streams, options?)", O.XREAD);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "xread(streams, options?)", O.XREAD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.XREAD, "xread");
     const args: RedisArgument[] = ["XREAD"];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     const block = options?.block;
@@ -2665,14 +2978,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     streams: XReadStreams,
     options?: XReadGroupOptions,
   ): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        4,
         "xreadgroup(group, consumer, streams, options?)",
         O.XREADGROUP,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.XREADGROUP, "xreadgroup");
     const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     const block = options?.block;
@@ -2711,10 +3025,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: XGroupCreateOptions,
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xgroupCreate(key, group, id, options?)", O.XGROUP_CREATE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        4,
+        "xgroupCreate(key, group, id, options?)",
+        O.XGROUP_CREATE,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.XGROUP_CREATE, "xgroupCreate");
     const args: RedisArgument[] = ["XGROUP", "CREATE", key, group, id];
     if (options?.mkstream) args.push("MKSTREAM");
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
@@ -2729,8 +3048,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the group existed.
    */
   xgroupDestroy(key: RedisArgument, group: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xgroupDestroy(key, group)");
-    return this._run(["XGROUP", "DESTROY", key, group], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xgroupDestroy(key, group)",
+      ["XGROUP", "DESTROY", key, group],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -2746,11 +3072,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xgroupCreateConsumer(key, group, consumer)");
-    }
-    const args: RedisArgument[] = ["XGROUP", "CREATECONSUMER", key, group, consumer];
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "xgroupCreateConsumer(key, group, consumer)",
+      ["XGROUP", "CREATECONSUMER", key, group, consumer],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -2766,11 +3096,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xgroupDelConsumer(key, group, consumer)");
-    }
-    const args: RedisArgument[] = ["XGROUP", "DELCONSUMER", key, group, consumer];
-    return this._run(args, T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "xgroupDelConsumer(key, group, consumer)",
+      ["XGROUP", "DELCONSUMER", key, group, consumer],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2788,10 +3122,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: { entriesRead?: number },
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xgroupSetId(key, group, id, options?)", O.ENTRIES_READ);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(
+        arguments.length,
+        4,
+        "xgroupSetId(key, group, id, options?)",
+        O.ENTRIES_READ,
+        options,
+      );
     }
-    if (options !== undefined) checkCommandOptions(options, O.ENTRIES_READ, "xgroupSetId");
     const args: RedisArgument[] = ["XGROUP", "SETID", key, group, id];
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
     return this._run(args, T.ok, N) as Promise<"OK">;
@@ -2805,8 +3144,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many entries were deleted.
    */
   xtrim(key: RedisArgument, options: StreamTrimOptions): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xtrim(key, options)", O.XTRIM);
-    checkCommandOptions(options, O.XTRIM, "xtrim");
+    checkArgs(arguments.length, 2, "xtrim(key, options)", O.XTRIM, options, true);
     if (options.maxlen === undefined && options.minid === undefined) {
       throw new TypeError("Cannot run XTRIM: give either maxlen or minid");
     }
@@ -2822,8 +3160,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   xlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xlen(key)");
-    return this._run(["XLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "xlen(key)", ["XLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -2845,8 +3182,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Count, ID range and pending count per consumer.
    */
   xpending(key: RedisArgument, group: RedisArgument): Promise<PendingSummary> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xpending(key, group)");
-    return this._run(["XPENDING", key, group], T.pendingSummary, RO) as Promise<PendingSummary>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xpending(key, group)",
+      ["XPENDING", key, group],
+      T.pendingSummary,
+      RO,
+    ) as Promise<PendingSummary>;
   }
 
   /**
@@ -2862,10 +3206,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     options: XPendingRangeOptions,
   ): Promise<PendingEntry[]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xpendingRange(key, group, options)", O.XPENDING_RANGE);
-    }
-    checkCommandOptions(options, O.XPENDING_RANGE, "xpendingRange");
+    checkArgs(
+      arguments.length,
+      3,
+      "xpendingRange(key, group, options)",
+      O.XPENDING_RANGE,
+      options,
+      true,
+    );
     const args: RedisArgument[] = ["XPENDING", key, group];
     if (options.idle !== undefined) args.push("IDLE", options.idle);
     args.push(options.start ?? "-", options.end ?? "+", options.count);
@@ -2892,13 +3240,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 6) {
-      tooManyArguments(
+    if (arguments.length > 6 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        6,
         "xclaim(key, group, consumer, minIdleTime, ids, options?)",
+        O.XCLAIM,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaim");
     const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
     return this._run(args, T.streamEntries, N) as Promise<StreamEntry<S>[]>;
   }
@@ -2922,13 +3272,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<string[]> {
-    if (arguments.length > 6) {
-      tooManyArguments(
+    if (arguments.length > 6 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        6,
         "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)",
+        O.XCLAIM,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaimJustId");
     const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
     args.push("JUSTID");
     return this._run(args, T.strs, N) as Promise<string[]>;
@@ -2953,13 +3305,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimResult<S>> {
-    if (arguments.length > 6) {
-      tooManyArguments(
+    if (arguments.length > 6 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        6,
         "xautoclaim(key, group, consumer, minIdleTime, start, options?)",
+        O.COUNT,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaim");
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     return this._run(args, T.autoclaim, N) as Promise<XAutoClaimResult<S>>;
@@ -2984,13 +3338,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimJustIdResult> {
-    if (arguments.length > 6) {
-      tooManyArguments(
+    if (arguments.length > 6 || options !== undefined) {
+      checkArgs(
         arguments.length,
+        6,
         "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)",
+        O.COUNT,
+        options,
       );
     }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaimJustId");
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
     if (options?.count !== undefined) args.push("COUNT", options.count);
     args.push("JUSTID");
@@ -3005,10 +3361,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record of the server's fields (`length`, `groups`, `last-generated-id`, ...).
    */
   xinfoStream(key: RedisArgument): Promise<Record<string, unknown>> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoStream(key)");
-    return this._run(["XINFO", "STREAM", key], T.xinfoStream, RO) as Promise<
-      Record<string, unknown>
-    >;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "xinfoStream(key)",
+      ["XINFO", "STREAM", key],
+      T.xinfoStream,
+      RO,
+    ) as Promise<Record<string, unknown>>;
   }
 
   /**
@@ -3018,10 +3379,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per group (`name`, `consumers`, `pending`, `last-delivered-id`, ...).
    */
   xinfoGroups(key: RedisArgument): Promise<Record<string, RespValue>[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoGroups(key)");
-    return this._run(["XINFO", "GROUPS", key], T.records, RO) as Promise<
-      Record<string, RespValue>[]
-    >;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "xinfoGroups(key)",
+      ["XINFO", "GROUPS", key],
+      T.records,
+      RO,
+    ) as Promise<Record<string, RespValue>[]>;
   }
 
   /**
@@ -3032,10 +3398,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per consumer (`name`, `pending`, `idle`, ...).
    */
   xinfoConsumers(key: RedisArgument, group: RedisArgument): Promise<Record<string, RespValue>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xinfoConsumers(key, group)");
-    return this._run(["XINFO", "CONSUMERS", key, group], T.records, RO) as Promise<
-      Record<string, RespValue>[]
-    >;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xinfoConsumers(key, group)",
+      ["XINFO", "CONSUMERS", key, group],
+      T.records,
+      RO,
+    ) as Promise<Record<string, RespValue>[]>;
   }
 
   // ---------------------------------------------------------------- bitmaps
@@ -3049,8 +3420,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The previous bit.
    */
   setbit(key: RedisArgument, offset: number, value: 0 | 1): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setbit(key, offset, value)");
-    return this._run(["SETBIT", key, offset, value], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "setbit(key, offset, value)",
+      ["SETBIT", key, offset, value],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -3061,8 +3439,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns 0 or 1.
    */
   getbit(key: RedisArgument, offset: number): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getbit(key, offset)");
-    return this._run(["GETBIT", key, offset], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "getbit(key, offset)",
+      ["GETBIT", key, offset],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -3073,10 +3458,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of bits set to 1.
    */
   bitcount(key: RedisArgument, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "bitcount(key, options?)", O.BIT_RANGE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "bitcount(key, options?)", O.BIT_RANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitcount");
     return this._run(bitRange(["BITCOUNT", key], options), T.num, RO) as Promise<number>;
   }
 
@@ -3089,10 +3473,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The position, or -1.
    */
   bitpos(key: RedisArgument, bit: 0 | 1, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "bitpos(key, bit, options?)", O.BIT_RANGE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "bitpos(key, bit, options?)", O.BIT_RANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitpos");
     return this._run(bitRange(["BITPOS", key, bit], options), T.num, RO) as Promise<number>;
   }
 
@@ -3193,10 +3576,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: GeoMember | GeoMember[],
     options?: GeoAddOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "geoadd(key, members, options?)", O.GEOADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "geoadd(key, members, options?)", O.GEOADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.GEOADD, "geoadd");
     const args: RedisArgument[] = ["GEOADD", key];
     if (options?.nx) args.push("NX");
     if (options?.xx) args.push("XX");
@@ -3262,10 +3644,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members.
    */
   geosearch(key: RedisArgument, options: GeoSearchOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "geosearch(key, options)", O.GEOSEARCH);
-    }
-    checkCommandOptions(options, O.GEOSEARCH, "geosearch");
+    checkArgs(arguments.length, 2, "geosearch(key, options)", O.GEOSEARCH, options, true);
     const args: RedisArgument[] = ["GEOSEARCH", key];
     geoSearchArgs(args, options);
     return this._run(args, T.arr, RO) as Promise<S[]>;
@@ -3284,10 +3663,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options: GeoSearchOptions,
     withOptions: GeoSearchWith,
   ): Promise<GeoSearchEntry<S>[]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "geosearchWith(key, options, withOptions)", O.GEOSEARCH);
-    }
-    checkCommandOptions(options, O.GEOSEARCH, "geosearchWith");
+    checkArgs(
+      arguments.length,
+      3,
+      "geosearchWith(key, options, withOptions)",
+      O.GEOSEARCH,
+      options,
+      true,
+    );
     checkCommandOptions(withOptions, O.GEOSEARCH_WITH, "geosearchWith");
     const args: RedisArgument[] = ["GEOSEARCH", key];
     geoSearchArgs(args, options);
@@ -3313,14 +3696,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     source: RedisArgument,
     options: GeoSearchOptions & { storeDist?: boolean },
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(
-        arguments.length,
-        "geosearchstore(destination, source, options)",
-        O.GEOSEARCHSTORE,
-      );
-    }
-    checkCommandOptions(options, O.GEOSEARCHSTORE, "geosearchstore");
+    checkArgs(
+      arguments.length,
+      3,
+      "geosearchstore(destination, source, options)",
+      O.GEOSEARCHSTORE,
+      options,
+      true,
+    );
     const args: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
     geoSearchArgs(args, options);
     if (options.storeDist) args.push("STOREDIST");
@@ -3435,8 +3818,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Its SHA-1 digest.
    */
   scriptLoad(script: string): Promise<string> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptLoad(script)");
-    return this._run(["SCRIPT", "LOAD", script], T.str, N) as Promise<string>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "scriptLoad(script)",
+      ["SCRIPT", "LOAD", script],
+      T.str,
+      N,
+    ) as Promise<string>;
   }
 
   /**
@@ -3456,8 +3846,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   scriptFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptFlush(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "scriptFlush");
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "scriptFlush(options?)", O.FLUSH, options);
+    }
     return this._run(flushArg(["SCRIPT", "FLUSH"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3501,10 +3892,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The library name.
    */
   functionLoad(code: string, options?: { replace?: boolean }): Promise<string> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "functionLoad(code, options?)", O.FUNCTION_LOAD);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "functionLoad(code, options?)", O.FUNCTION_LOAD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LOAD, "functionLoad");
     const args: RedisArgument[] = ["FUNCTION", "LOAD"];
     if (options?.replace) args.push("REPLACE");
     args.push(code);
@@ -3518,8 +3908,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionDelete(library: string): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "functionDelete(library)");
-    return this._run(["FUNCTION", "DELETE", library], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "functionDelete(library)",
+      ["FUNCTION", "DELETE", library],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -3529,10 +3926,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "functionFlush(options?)", O.FLUSH);
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "functionFlush(options?)", O.FLUSH, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "functionFlush");
     return this._run(flushArg(["FUNCTION", "FLUSH"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3543,10 +3939,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The libraries with their functions.
    */
   functionList(options?: { libraryName?: string; withCode?: boolean }): Promise<FunctionLibrary[]> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "functionList(options?)", O.FUNCTION_LIST);
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "functionList(options?)", O.FUNCTION_LIST, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LIST, "functionList");
     const args: RedisArgument[] = ["FUNCTION", "LIST"];
     if (options?.libraryName !== undefined) args.push("LIBRARYNAME", options.libraryName);
     if (options?.withCode) args.push("WITHCODE");
@@ -3588,8 +3983,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The message.
    */
   echo(message: RedisArgument): Promise<S> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "echo(message)");
-    return this._run(["ECHO", message], undefined, N) as Promise<S>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "echo(message)",
+      ["ECHO", message],
+      undefined,
+      N,
+    ) as Promise<S>;
   }
 
   /**
@@ -3610,8 +4012,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of keys.
    */
   dbsize(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "dbsize()");
-    return this._run(["DBSIZE"], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 0, "dbsize()", ["DBSIZE"], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -3621,8 +4022,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushdb(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "flushdb(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushdb");
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "flushdb(options?)", O.FLUSH, options);
+    }
     return this._run(flushArg(["FLUSHDB"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3633,8 +4035,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushall(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "flushall(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushall");
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "flushall(options?)", O.FLUSH, options);
+    }
     return this._run(flushArg(["FLUSHALL"], options), T.ok, N) as Promise<"OK">;
   }
 
@@ -3654,8 +4057,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds.
    */
   lastsave(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "lastsave()");
-    return this._run(["LASTSAVE"], T.num, N) as Promise<number>;
+    return run(this, arguments.length, 0, "lastsave()", ["LASTSAVE"], T.num, N) as Promise<number>;
   }
 
   /**
@@ -3664,8 +4066,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The ID.
    */
   clientId(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientId()");
-    return this._run(["CLIENT", "ID"], T.num, N) as Promise<number>;
+    return run(this, arguments.length, 0, "clientId()", ["CLIENT", "ID"], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -3675,8 +4078,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   clientSetName(name: string): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "clientSetName(name)");
-    return this._run(["CLIENT", "SETNAME", name], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "clientSetName(name)",
+      ["CLIENT", "SETNAME", name],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -3685,8 +4095,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The name, or null.
    */
   clientGetName(): Promise<string | null> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientGetName()");
-    return this._run(["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<string | null>;
+    return run(
+      this,
+      arguments.length,
+      0,
+      "clientGetName()",
+      ["CLIENT", "GETNAME"],
+      T.strOrNull,
+      N,
+    ) as Promise<string | null>;
   }
 
   /**
@@ -3698,10 +4115,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   clientList(
     options?: { type?: "normal" | "master" | "replica" | "pubsub"; id?: number[] },
   ): Promise<Record<string, string>[]> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "clientList(options?)", O.CLIENT_LIST);
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "clientList(options?)", O.CLIENT_LIST, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.CLIENT_LIST, "clientList");
     const args: RedisArgument[] = ["CLIENT", "LIST"];
     if (options?.type) args.push("TYPE", options.type);
     if (options?.id) args.push("ID", ...options.id);
@@ -3714,8 +4130,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record (`id`, `addr`, `name`, `db`, ...).
    */
   clientInfo(): Promise<Record<string, string>> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientInfo()");
-    return this._run(["CLIENT", "INFO"], T.clientInfo, N) as Promise<Record<string, string>>;
+    return run(
+      this,
+      arguments.length,
+      0,
+      "clientInfo()",
+      ["CLIENT", "INFO"],
+      T.clientInfo,
+      N,
+    ) as Promise<Record<string, string>>;
   }
 
   /**
@@ -3725,10 +4148,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many connections were closed.
    */
   clientKill(filters: ClientKillFilters): Promise<number> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "clientKill(filters)", O.CLIENT_KILL);
-    }
-    checkCommandOptions(filters, O.CLIENT_KILL, "clientKill");
+    checkArgs(arguments.length, 1, "clientKill(filters)", O.CLIENT_KILL, filters, true);
     const args: RedisArgument[] = ["CLIENT", "KILL"];
     if (filters.id !== undefined) args.push("ID", filters.id);
     if (filters.type !== undefined) args.push("TYPE", filters.type);
@@ -3770,8 +4190,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   configResetStat(): Promise<"OK"> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "configResetStat()");
-    return this._run(["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      0,
+      "configResetStat()",
+      ["CONFIG", "RESETSTAT"],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -3823,8 +4250,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many subscribers received it.
    */
   spublish(channel: RedisArgument, message: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "spublish(channel, message)");
-    return this._run(["SPUBLISH", channel, message], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "spublish(channel, message)",
+      ["SPUBLISH", channel, message],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -3858,8 +4292,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   pubsubNumpat(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "pubsubNumpat()");
-    return this._run(["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      0,
+      "pubsubNumpat()",
+      ["PUBSUB", "NUMPAT"],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -3870,10 +4311,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Bytes, or null for a missing key.
    */
   memoryUsage(key: RedisArgument, options?: { samples?: number }): Promise<number | null> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "memoryUsage(key, options?)", O.MEMORY_USAGE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "memoryUsage(key, options?)", O.MEMORY_USAGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.MEMORY_USAGE, "memoryUsage");
     const args: RedisArgument[] = ["MEMORY", "USAGE", key];
     if (options?.samples !== undefined) args.push("SAMPLES", options.samples);
     return this._run(args, T.numOrNull, RO) as Promise<number | null>;
@@ -3887,7 +4327,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   swapdb(index1: number, index2: number): Promise<"OK"> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "swapdb(index1, index2)");
-    return this._run(["SWAPDB", index1, index2], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "swapdb(index1, index2)",
+      ["SWAPDB", index1, index2],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 }
