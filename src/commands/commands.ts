@@ -104,8 +104,9 @@ function flat(
 }
 
 /** The `keys`/`args` of `eval`, `fcall` and their variants are not both lists. */
-function scriptListsError(method: string, keys: unknown, args: unknown): never {
-  const form = `${method}(script, ["key1"], ["arg1"])`;
+function scriptListsError(form: string, keys: unknown, args: unknown): never {
+  const method = form.slice(0, form.indexOf("("));
+  form = `${method}(script, ["key1"], ["arg1"])`;
   if (typeof keys === "number") {
     throw new TypeError(
       `Cannot call ${method} with a key count (${keys}) and the keys and arguments inline: ` +
@@ -116,6 +117,15 @@ function scriptListsError(method: string, keys: unknown, args: unknown): never {
   throw new TypeError(
     `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${form}`,
   );
+}
+
+/**
+ * The checks of `eval`, `fcall` and their variants: at most three arguments, the keys and the
+ * arguments as two lists.
+ */
+function checkScript(got: number, form: string, keys: unknown, args: unknown): void {
+  if (got > 3) tooManyArguments(got, form);
+  if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError(form, keys, args);
 }
 
 function list<A>(v: A | A[]): A[] {
@@ -280,6 +290,21 @@ function run(
   return c._run(args, transform, flags);
 }
 
+/** EVAL, EVALSHA, FCALL and their read-only variants: `cmd first numkeys ...keys ...args`. */
+function runScript(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  first: string,
+  keys: RedisArgument[],
+  args: RedisArgument[],
+  flags: number,
+): unknown {
+  checkScript(got, form, keys, args);
+  return c._run([cmd, first, keys.length, ...keys, ...args], undefined, flags);
+}
+
 /**
  * The typed Redis command methods. Every client (standalone, cluster, sentinel, multi-db), its
  * pipelines and transactions extend this class and implement {@linkcode RedisCommands._run};
@@ -432,15 +457,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was set.
    */
   setnx(key: RedisArgument, value: RedisArgument): Promise<boolean> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "setnx(key, value)",
-      ["SETNX", key, value],
-      T.bool,
-      N,
-    ) as Promise<boolean>;
+    const form = "setnx(key, value)";
+    return run(this, arguments.length, 2, form, ["SETNX", key, value], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -452,15 +472,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   setex(key: RedisArgument, seconds: number, value: RedisArgument): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "setex(key, seconds, value)",
-      ["SETEX", key, seconds, value],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "setex(key, seconds, value)";
+    return run(this, arguments.length, 3, form, ["SETEX", key, seconds, value], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -491,15 +506,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The old value, or null.
    */
   getset(key: RedisArgument, value: RedisArgument): Promise<S | null> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "getset(key, value)",
-      ["GETSET", key, value],
-      undefined,
-      N,
-    ) as Promise<S | null>;
+    const form = "getset(key, value)";
+    return run(this, arguments.length, 2, form, ["GETSET", key, value], undefined, N) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -542,15 +552,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   append(key: RedisArgument, value: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "append(key, value)",
-      ["APPEND", key, value],
-      T.num,
-      N,
-    ) as Promise<number>;
+    const form = "append(key, value)";
+    return run(this, arguments.length, 2, form, ["APPEND", key, value], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -678,15 +683,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The subsequence.
    */
   lcs(key1: RedisArgument, key2: RedisArgument): Promise<S> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "lcs(key1, key2)",
-      ["LCS", key1, key2],
-      undefined,
-      RO,
-    ) as Promise<S>;
+    const form = "lcs(key1, key2)";
+    return run(this, arguments.length, 2, form, ["LCS", key1, key2], undefined, RO) as Promise<S>;
   }
 
   /**
@@ -697,15 +695,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   lcsLen(key1: RedisArgument, key2: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "lcsLen(key1, key2)",
-      ["LCS", key1, key2, "LEN"],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "lcsLen(key1, key2)";
+    return run(this, arguments.length, 2, form, ["LCS", key1, key2, "LEN"], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -842,15 +835,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   expiretime(key: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "expiretime(key)",
-      ["EXPIRETIME", key],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "expiretime(key)";
+    return run(this, arguments.length, 1, form, ["EXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -860,15 +846,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   pexpiretime(key: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "pexpiretime(key)",
-      ["PEXPIRETIME", key],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "pexpiretime(key)";
+    return run(this, arguments.length, 1, form, ["PEXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -922,15 +901,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   rename(key: RedisArgument, newKey: RedisArgument): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "rename(key, newKey)",
-      ["RENAME", key, newKey],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "rename(key, newKey)";
+    return run(this, arguments.length, 2, form, ["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -941,15 +913,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was renamed.
    */
   renamenx(key: RedisArgument, newKey: RedisArgument): Promise<boolean> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "renamenx(key, newKey)",
-      ["RENAMENX", key, newKey],
-      T.bool,
-      N,
-    ) as Promise<boolean>;
+    const form = "renamenx(key, newKey)";
+    return run(this, arguments.length, 2, form, ["RENAMENX", key, newKey], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -1297,15 +1264,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it exists.
    */
   hexists(key: RedisArgument, field: RedisArgument): Promise<boolean> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "hexists(key, field)",
-      ["HEXISTS", key, field],
-      T.bool,
-      RO,
-    ) as Promise<boolean>;
+    const form = "hexists(key, field)";
+    return run(this, arguments.length, 2, form, ["HEXISTS", key, field], T.bool, RO) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -1379,15 +1341,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 when missing.
    */
   hstrlen(key: RedisArgument, field: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "hstrlen(key, field)",
-      ["HSTRLEN", key, field],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "hstrlen(key, field)";
+    return run(this, arguments.length, 2, form, ["HSTRLEN", key, field], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1590,15 +1547,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The elements.
    */
   lrange(key: RedisArgument, start: number, stop: number): Promise<S[]> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "lrange(key, start, stop)",
-      ["LRANGE", key, start, stop],
-      T.arr,
-      RO,
-    ) as Promise<S[]>;
+    const form = "lrange(key, start, stop)";
+    return run(this, arguments.length, 3, form, ["LRANGE", key, start, stop], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -1609,15 +1561,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The element, or null.
    */
   lindex(key: RedisArgument, index: number): Promise<S | null> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "lindex(key, index)",
-      ["LINDEX", key, index],
-      undefined,
-      RO,
-    ) as Promise<S | null>;
+    const form = "lindex(key, index)";
+    return run(this, arguments.length, 2, form, ["LINDEX", key, index], undefined, RO) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -1629,15 +1576,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   lset(key: RedisArgument, index: number, element: RedisArgument): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "lset(key, index, element)",
-      ["LSET", key, index, element],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "lset(key, index, element)";
+    return run(this, arguments.length, 3, form, ["LSET", key, index, element], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -1675,15 +1617,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   lrem(key: RedisArgument, count: number, element: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "lrem(key, count, element)",
-      ["LREM", key, count, element],
-      T.num,
-      N,
-    ) as Promise<number>;
+    const form = "lrem(key, count, element)";
+    return run(this, arguments.length, 3, form, ["LREM", key, count, element], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1695,15 +1632,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   ltrim(key: RedisArgument, start: number, stop: number): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "ltrim(key, start, stop)",
-      ["LTRIM", key, start, stop],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "ltrim(key, start, stop)";
+    return run(this, arguments.length, 3, form, ["LTRIM", key, start, stop], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -1933,15 +1865,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it is a member.
    */
   sismember(key: RedisArgument, member: RedisArgument): Promise<boolean> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "sismember(key, member)",
-      ["SISMEMBER", key, member],
-      T.bool,
-      RO,
-    ) as Promise<boolean>;
+    const form = "sismember(key, member)";
+    return run(this, arguments.length, 2, form, ["SISMEMBER", key, member], T.bool, RO) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -2260,15 +2187,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "zrank(key, member)",
-      ["ZRANK", key, member],
-      T.numOrNull,
-      RO,
-    ) as Promise<number | null>;
+    const form = "zrank(key, member)";
+    return run(this, arguments.length, 2, form, ["ZRANK", key, member], T.numOrNull, RO) as Promise<
+      number | null
+    >;
   }
 
   /**
@@ -2331,15 +2253,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zlexcount(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      3,
-      "zlexcount(key, min, max)",
-      ["ZLEXCOUNT", key, min, max],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "zlexcount(key, min, max)";
+    return run(this, arguments.length, 3, form, ["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -3379,15 +3296,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per group (`name`, `consumers`, `pending`, `last-delivered-id`, ...).
    */
   xinfoGroups(key: RedisArgument): Promise<Record<string, RespValue>[]> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "xinfoGroups(key)",
-      ["XINFO", "GROUPS", key],
-      T.records,
-      RO,
-    ) as Promise<Record<string, RespValue>[]>;
+    const form = "xinfoGroups(key)";
+    return run(this, arguments.length, 1, form, ["XINFO", "GROUPS", key], T.records, RO) as Promise<
+      Record<string, RespValue>[]
+    >;
   }
 
   /**
@@ -3439,15 +3351,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns 0 or 1.
    */
   getbit(key: RedisArgument, offset: number): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "getbit(key, offset)",
-      ["GETBIT", key, offset],
-      T.num,
-      RO,
-    ) as Promise<number>;
+    const form = "getbit(key, offset)";
+    return run(this, arguments.length, 2, form, ["GETBIT", key, offset], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -3721,9 +3628,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The script's reply, as a raw value.
    */
   eval(script: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "eval(script, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("eval", keys, args);
-    return this._run(["EVAL", script, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "eval(script, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVAL", script, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3741,9 +3647,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalsha(sha1, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalsha", keys, args);
-    return this._run(["EVALSHA", sha1, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "evalsha(sha1, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVALSHA", sha1, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3761,9 +3666,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalRo(script, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalRo", keys, args);
-    return this._run(["EVAL_RO", script, keys.length, ...keys, ...args], undefined, RO) as Promise<
+    const form = "evalRo(script, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVAL_RO", script, keys, args, RO) as Promise<
       RespValue
     >;
   }
@@ -3781,10 +3685,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalshaRo(sha1, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalshaRo", keys, args);
-    const cmd: RedisArgument[] = ["EVALSHA_RO", sha1, keys.length, ...keys, ...args];
-    return this._run(cmd, undefined, RO) as Promise<RespValue>;
+    const form = "evalshaRo(sha1, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVALSHA_RO", sha1, keys, args, RO) as Promise<
+      RespValue
+    >;
   }
 
   /**
@@ -3801,10 +3705,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "evalScript(script, keys?, args?)");
-    }
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalScript", keys, args);
+    checkScript(arguments.length, "evalScript(script, keys?, args?)", keys, args);
     return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {
       if (e instanceof ReplyError && e.prefix === "NOSCRIPT") return this.eval(script, keys, args);
       throw e;
@@ -3818,15 +3719,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Its SHA-1 digest.
    */
   scriptLoad(script: string): Promise<string> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "scriptLoad(script)",
-      ["SCRIPT", "LOAD", script],
-      T.str,
-      N,
-    ) as Promise<string>;
+    const form = "scriptLoad(script)";
+    return run(this, arguments.length, 1, form, ["SCRIPT", "LOAD", script], T.str, N) as Promise<
+      string
+    >;
   }
 
   /**
@@ -3861,9 +3757,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcall(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "fcall(fn, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcall", keys, args);
-    return this._run(["FCALL", fn, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "fcall(fn, keys?, args?)";
+    return runScript(this, arguments.length, form, "FCALL", fn, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3877,9 +3772,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcallRo(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "fcallRo(fn, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcallRo", keys, args);
-    return this._run(["FCALL_RO", fn, keys.length, ...keys, ...args], undefined, RO) as Promise<
+    const form = "fcallRo(fn, keys?, args?)";
+    return runScript(this, arguments.length, form, "FCALL_RO", fn, keys, args, RO) as Promise<
       RespValue
     >;
   }
@@ -3983,15 +3877,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The message.
    */
   echo(message: RedisArgument): Promise<S> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "echo(message)",
-      ["ECHO", message],
-      undefined,
-      N,
-    ) as Promise<S>;
+    const form = "echo(message)";
+    return run(this, arguments.length, 1, form, ["ECHO", message], undefined, N) as Promise<S>;
   }
 
   /**
@@ -4078,15 +3965,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   clientSetName(name: string): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      1,
-      "clientSetName(name)",
-      ["CLIENT", "SETNAME", name],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "clientSetName(name)";
+    return run(this, arguments.length, 1, form, ["CLIENT", "SETNAME", name], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -4095,15 +3977,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The name, or null.
    */
   clientGetName(): Promise<string | null> {
-    return run(
-      this,
-      arguments.length,
-      0,
-      "clientGetName()",
-      ["CLIENT", "GETNAME"],
-      T.strOrNull,
-      N,
-    ) as Promise<string | null>;
+    const form = "clientGetName()";
+    return run(this, arguments.length, 0, form, ["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<
+      string | null
+    >;
   }
 
   /**
@@ -4130,15 +4007,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record (`id`, `addr`, `name`, `db`, ...).
    */
   clientInfo(): Promise<Record<string, string>> {
-    return run(
-      this,
-      arguments.length,
-      0,
-      "clientInfo()",
-      ["CLIENT", "INFO"],
-      T.clientInfo,
-      N,
-    ) as Promise<Record<string, string>>;
+    const form = "clientInfo()";
+    return run(this, arguments.length, 0, form, ["CLIENT", "INFO"], T.clientInfo, N) as Promise<
+      Record<string, string>
+    >;
   }
 
   /**
@@ -4190,15 +4062,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   configResetStat(): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      0,
-      "configResetStat()",
-      ["CONFIG", "RESETSTAT"],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "configResetStat()";
+    return run(this, arguments.length, 0, form, ["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -4292,15 +4157,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   pubsubNumpat(): Promise<number> {
-    return run(
-      this,
-      arguments.length,
-      0,
-      "pubsubNumpat()",
-      ["PUBSUB", "NUMPAT"],
-      T.num,
-      N,
-    ) as Promise<number>;
+    const form = "pubsubNumpat()";
+    return run(this, arguments.length, 0, form, ["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
   }
 
   /**
@@ -4327,14 +4185,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   swapdb(index1: number, index2: number): Promise<"OK"> {
-    return run(
-      this,
-      arguments.length,
-      2,
-      "swapdb(index1, index2)",
-      ["SWAPDB", index1, index2],
-      T.ok,
-      N,
-    ) as Promise<"OK">;
+    const form = "swapdb(index1, index2)";
+    return run(this, arguments.length, 2, form, ["SWAPDB", index1, index2], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 }
