@@ -160,13 +160,6 @@ function zrangeArgs(
   return args;
 }
 
-function aggArgs(keys: RedisArgument[], o: ZAggregateOptions | undefined): RedisArgument[] {
-  const args: RedisArgument[] = [keys.length, ...keys];
-  if (o?.weights) args.push("WEIGHTS", ...o.weights.map(sc));
-  if (o?.aggregate) args.push("AGGREGATE", o.aggregate);
-  return args;
-}
-
 function trimArgs(args: RedisArgument[], o: StreamTrimOptions): void {
   if (o.maxlen !== undefined) args.push("MAXLEN", o.approximate ? "~" : "=", o.maxlen);
   else if (o.minid !== undefined) args.push("MINID", o.approximate ? "~" : "=", o.minid);
@@ -212,12 +205,6 @@ function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
     args.push("COUNT", o.count);
     if (o.any) args.push("ANY");
   }
-}
-
-function flushArg(args: RedisArgument[], o: FlushOptions | undefined): RedisArgument[] {
-  if (o?.async === true) args.push("ASYNC");
-  else if (o?.async === false) args.push("SYNC");
-  return args;
 }
 
 function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgument[] {
@@ -303,6 +290,153 @@ function runScript(
 ): unknown {
   checkScript(got, form, keys, args);
   return c._run([cmd, first, keys.length, ...keys, ...args], undefined, flags);
+}
+
+/**
+ * LMPOP, ZMPOP (`flags` N) and BLMPOP, BZMPOP (`flags` BL, blocking for `timeout` seconds):
+ * `[timeout] numkeys ...keys side [COUNT n]`.
+ */
+function runMpop(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  flags: number,
+  timeout: number | undefined,
+  keys: RedisArgument[],
+  side: string,
+  o: { count?: number } | undefined,
+  transform: Transform,
+): unknown {
+  const blocking = flags === BL;
+  const max = blocking ? 4 : 3;
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.COUNT, o);
+  const ms = blocking ? secToMs(timeout as number) : undefined;
+  const args: RedisArgument[] = blocking ? [cmd, timeout as number] : [cmd];
+  args.push(keys.length, ...keys, side);
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  return c._run(args, transform, flags, ms);
+}
+
+/** BLPOP, BRPOP, BZPOPMIN, BZPOPMAX: `...keys timeout`, blocking for `timeout` seconds. */
+function runBpop(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  keys: RedisArgument | RedisArgument[],
+  timeout: number,
+  transform: Transform,
+): unknown {
+  if (got > 2) tooManyArguments(got, form);
+  const ms = secToMs(timeout);
+  return c._run([cmd, ...list(keys), timeout], transform, BL, ms);
+}
+
+/**
+ * ZUNION, ZINTER and their STORE variants: `head numkeys ...keys [WEIGHTS ...] [AGGREGATE a]`,
+ * then `WITHSCORES` when `withScores`.
+ */
+function runAggregate(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  head: RedisArgument[],
+  keys: RedisArgument[],
+  o: ZAggregateOptions | undefined,
+  transform: Transform,
+  flags: number,
+  withScores?: boolean,
+): unknown {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.ZAGGREGATE, o);
+  head.push(keys.length, ...keys);
+  if (o?.weights) head.push("WEIGHTS", ...o.weights.map(sc));
+  if (o?.aggregate) head.push("AGGREGATE", o.aggregate);
+  if (withScores) head.push("WITHSCORES");
+  return c._run(head, transform, flags);
+}
+
+/** HSCAN, SSCAN, ZSCAN: one page, `key cursor [MATCH pattern] [COUNT n]`. */
+function runScanPage(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  cursor: string | number,
+  o: CollectionScanOptions | undefined,
+  transform: Transform,
+): unknown {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.COLLECTION_SCAN, o);
+  const args: RedisArgument[] = [cmd, key, cursor];
+  if (o) scanArgs(args, o);
+  return c._run(args, transform, RO);
+}
+
+/**
+ * SPOP, SRANDMEMBER, ZRANDMEMBER, HRANDFIELD, ZPOPMIN, ZPOPMAX: `key [count]`, one element
+ * (`one`) without `count`, a list (`many`) with it.
+ */
+function runCount(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  count: number | undefined,
+  one: Transform | undefined,
+  many: Transform,
+  flags: number,
+): unknown {
+  if (got > 2) tooManyArguments(got, form);
+  if (count === undefined) return c._run([cmd, key], one, flags);
+  return c._run([cmd, key, count], many, flags);
+}
+
+/** FLUSHDB, FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH: `[ASYNC | SYNC]`. */
+function runFlush(
+  c: Runner,
+  got: number,
+  form: string,
+  args: RedisArgument[],
+  o: FlushOptions | undefined,
+): unknown {
+  if (got > 1 || o !== undefined) checkArgs(got, 1, form, O.FLUSH, o);
+  if (o?.async === true) args.push("ASYNC");
+  else if (o?.async === false) args.push("SYNC");
+  return c._run(args, T.ok, N);
+}
+
+/** PEXPIRE, EXPIREAT, PEXPIREAT: `key time [NX | XX | GT | LT]` (EXPIRE builds its own). */
+function runExpire(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  time: number,
+  o: ExpireOptions | undefined,
+): unknown {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
+  return c._run(expireArgs([cmd, key, time], o), T.bool, N);
+}
+
+/** XRANGE, XREVRANGE: `key from to [COUNT n]`. */
+function runXrange(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  from: RedisArgument,
+  to: RedisArgument,
+  o: { count?: number } | undefined,
+): unknown {
+  if (got > 4 || o !== undefined) checkArgs(got, 4, form, O.COUNT, o);
+  const args: RedisArgument[] = [cmd, key, from, to];
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  return c._run(args, T.streamEntries, RO);
 }
 
 /**
@@ -779,11 +913,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "pexpire(key, milliseconds, options?)", O.EXPIRE, options);
-    }
-    const args = expireArgs(["PEXPIRE", key, milliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "pexpire(key, milliseconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIRE",
+      key,
+      milliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -795,11 +934,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "expireat(key, unixSeconds, options?)", O.EXPIRE, options);
-    }
-    const args = expireArgs(["EXPIREAT", key, unixSeconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "expireat(key, unixSeconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "EXPIREAT",
+      key,
+      unixSeconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -815,17 +959,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     unixMilliseconds: number,
     options?: ExpireOptions,
   ): Promise<boolean> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "pexpireat(key, unixMilliseconds, options?)",
-        O.EXPIRE,
-        options,
-      );
-    }
-    const args = expireArgs(["PEXPIREAT", key, unixMilliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "pexpireat(key, unixMilliseconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIREAT",
+      key,
+      unixMilliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1371,11 +1514,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hrandfield(key, count?)");
-    if (count === undefined) {
-      return this._run(["HRANDFIELD", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["HRANDFIELD", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "hrandfield(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "HRANDFIELD",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<
+      S | null | S[]
+    >;
   }
 
   /**
@@ -1410,18 +1562,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, [S, S][]]> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "hscanPage(key, cursor, options?)",
-        O.COLLECTION_SCAN,
-        options,
-      );
-    }
-    const args: RedisArgument[] = ["HSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.hscanPage, RO) as Promise<[string, [S, S][]]>;
+    const form = "hscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "HSCAN",
+      key,
+      cursor,
+      options,
+      T.hscanPage,
+    ) as Promise<
+      [string, [S, S][]]
+    >;
   }
 
   // ------------------------------------------------------------------ lists
@@ -1715,12 +1868,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "lmpop(keys, side, options?)", O.COUNT, options);
-    }
-    const args: RedisArgument[] = ["LMPOP", keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyElements, N) as Promise<KeyElements<S> | null>;
+    const form = "lmpop(keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "LMPOP",
+      N,
+      undefined,
+      keys,
+      side,
+      options,
+      T.keyElements,
+    ) as Promise<
+      KeyElements<S> | null
+    >;
   }
 
   /**
@@ -1731,10 +1893,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   blpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "blpop(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BLPOP", ...list(keys), timeout];
-    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+    const form = "blpop(keys, timeout)";
+    return runBpop(this, arguments.length, form, "BLPOP", keys, timeout, T.keyElement) as Promise<
+      KeyElement<S> | null
+    >;
   }
 
   /**
@@ -1745,10 +1907,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   brpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "brpop(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BRPOP", ...list(keys), timeout];
-    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+    const form = "brpop(keys, timeout)";
+    return runBpop(this, arguments.length, form, "BRPOP", keys, timeout, T.keyElement) as Promise<
+      KeyElement<S> | null
+    >;
   }
 
   /**
@@ -1791,13 +1953,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "blmpop(timeout, keys, side, options?)", O.COUNT, options);
-    }
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BLMPOP", timeout, keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyElements, BL, ms) as Promise<KeyElements<S> | null>;
+    const form = "blmpop(timeout, keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "BLMPOP",
+      BL,
+      timeout,
+      keys,
+      side,
+      options,
+      T.keyElements,
+    ) as Promise<
+      KeyElements<S> | null
+    >;
   }
 
   /**
@@ -1918,9 +2088,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "spop(key, count?)");
-    if (count === undefined) return this._run(["SPOP", key], undefined, N) as Promise<S | null>;
-    return this._run(["SPOP", key, count], T.arr, N) as Promise<S[]>;
+    const form = "spop(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "SPOP",
+      key,
+      count,
+      undefined,
+      T.arr,
+      N,
+    ) as Promise<
+      S | null | S[]
+    >;
   }
 
   /**
@@ -1947,11 +2128,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "srandmember(key, count?)");
-    if (count === undefined) {
-      return this._run(["SRANDMEMBER", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["SRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "srandmember(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "SRANDMEMBER",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<
+      S | null | S[]
+    >;
   }
 
   /**
@@ -2070,18 +2260,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, S[]]> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "sscanPage(key, cursor, options?)",
-        O.COLLECTION_SCAN,
-        options,
-      );
-    }
-    const args: RedisArgument[] = ["SSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
+    const form = "sscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "SSCAN",
+      key,
+      cursor,
+      options,
+      T.scanPage,
+    ) as Promise<
+      [string, S[]]
+    >;
   }
 
   // ------------------------------------------------------------ sorted sets
@@ -2433,11 +2624,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmin(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZPOPMIN", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
-    }
-    return this._run(["ZPOPMIN", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+    const form = "zpopmin(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZPOPMIN",
+      key,
+      count,
+      T.scoredOne,
+      T.scored,
+      N,
+    ) as Promise<
+      ScoredMember<S> | null | ScoredMember<S>[]
+    >;
   }
 
   /**
@@ -2470,11 +2670,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmax(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZPOPMAX", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
-    }
-    return this._run(["ZPOPMAX", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+    const form = "zpopmax(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZPOPMAX",
+      key,
+      count,
+      T.scoredOne,
+      T.scored,
+      N,
+    ) as Promise<
+      ScoredMember<S> | null | ScoredMember<S>[]
+    >;
   }
 
   /**
@@ -2501,11 +2710,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrandmember(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZRANDMEMBER", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["ZRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "zrandmember(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZRANDMEMBER",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<
+      S | null | S[]
+    >;
   }
 
   /**
@@ -2540,17 +2758,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "zunionstore(destination, keys, options?)",
-        O.ZAGGREGATE,
-        options,
-      );
-    }
-    const args: RedisArgument[] = ["ZUNIONSTORE", destination, ...aggArgs(keys, options)];
-    return this._run(args, T.num, N) as Promise<number>;
+    const form = "zunionstore(destination, keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      3,
+      form,
+      ["ZUNIONSTORE", destination],
+      keys,
+      options,
+      T.num,
+      N,
+    ) as Promise<
+      number
+    >;
   }
 
   /**
@@ -2566,17 +2787,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "zinterstore(destination, keys, options?)",
-        O.ZAGGREGATE,
-        options,
-      );
-    }
-    const args: RedisArgument[] = ["ZINTERSTORE", destination, ...aggArgs(keys, options)];
-    return this._run(args, T.num, N) as Promise<number>;
+    const form = "zinterstore(destination, keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      3,
+      form,
+      ["ZINTERSTORE", destination],
+      keys,
+      options,
+      T.num,
+      N,
+    ) as Promise<
+      number
+    >;
   }
 
   /**
@@ -2600,10 +2824,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zunion(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "zunion(keys, options?)", O.ZAGGREGATE, options);
-    }
-    return this._run(["ZUNION", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+    const form = "zunion(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZUNION"],
+      keys,
+      options,
+      T.arr,
+      RO,
+    ) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -2617,11 +2851,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "zunionWithScores(keys, options?)", O.ZAGGREGATE, options);
-    }
-    const args: RedisArgument[] = ["ZUNION", ...aggArgs(keys, options), "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    const form = "zunionWithScores(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZUNION"],
+      keys,
+      options,
+      T.scored,
+      RO,
+      true,
+    ) as Promise<
+      ScoredMember<S>[]
+    >;
   }
 
   /**
@@ -2632,10 +2876,20 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zinter(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "zinter(keys, options?)", O.ZAGGREGATE, options);
-    }
-    return this._run(["ZINTER", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+    const form = "zinter(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZINTER"],
+      keys,
+      options,
+      T.arr,
+      RO,
+    ) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -2649,11 +2903,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "zinterWithScores(keys, options?)", O.ZAGGREGATE, options);
-    }
-    const args: RedisArgument[] = ["ZINTER", ...aggArgs(keys, options), "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    const form = "zinterWithScores(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZINTER"],
+      keys,
+      options,
+      T.scored,
+      RO,
+      true,
+    ) as Promise<
+      ScoredMember<S>[]
+    >;
   }
 
   /**
@@ -2692,12 +2956,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "zmpop(keys, side, options?)", O.COUNT, options);
-    }
-    const args: RedisArgument[] = ["ZMPOP", keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyScored, N) as Promise<KeyScoredMembers<S> | null>;
+    const form = "zmpop(keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "ZMPOP",
+      N,
+      undefined,
+      keys,
+      side,
+      options,
+      T.keyScored,
+    ) as Promise<
+      KeyScoredMembers<S> | null
+    >;
   }
 
   /**
@@ -2711,10 +2984,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmin(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZPOPMIN", ...list(keys), timeout];
-    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+    const form = "bzpopmin(keys, timeout)";
+    return runBpop(
+      this,
+      arguments.length,
+      form,
+      "BZPOPMIN",
+      keys,
+      timeout,
+      T.keyMemberScore,
+    ) as Promise<
+      KeyScoredMember<S> | null
+    >;
   }
 
   /**
@@ -2728,10 +3009,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmax(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZPOPMAX", ...list(keys), timeout];
-    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+    const form = "bzpopmax(keys, timeout)";
+    return runBpop(
+      this,
+      arguments.length,
+      form,
+      "BZPOPMAX",
+      keys,
+      timeout,
+      T.keyMemberScore,
+    ) as Promise<
+      KeyScoredMember<S> | null
+    >;
   }
 
   /**
@@ -2749,13 +3038,21 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "bzmpop(timeout, keys, side, options?)", O.COUNT, options);
-    }
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZMPOP", timeout, keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyScored, BL, ms) as Promise<KeyScoredMembers<S> | null>;
+    const form = "bzmpop(timeout, keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "BZMPOP",
+      BL,
+      timeout,
+      keys,
+      side,
+      options,
+      T.keyScored,
+    ) as Promise<
+      KeyScoredMembers<S> | null
+    >;
   }
 
   /**
@@ -2771,18 +3068,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, ScoredMember<S>[]]> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        3,
-        "zscanPage(key, cursor, options?)",
-        O.COLLECTION_SCAN,
-        options,
-      );
-    }
-    const args: RedisArgument[] = ["ZSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
+    const form = "zscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "ZSCAN",
+      key,
+      cursor,
+      options,
+      T.zscanPage,
+    ) as Promise<
+      [string, ScoredMember<S>[]]
+    >;
   }
 
   // ---------------------------------------------------------------- streams
@@ -2827,12 +3125,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     end: RedisArgument = "+",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "xrange(key, start?, end?, options?)", O.COUNT, options);
-    }
-    const args: RedisArgument[] = ["XRANGE", key, start, end];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+    const form = "xrange(key, start?, end?, options?)";
+    return runXrange(this, arguments.length, form, "XRANGE", key, start, end, options) as Promise<
+      StreamEntry<S>[]
+    >;
   }
 
   /**
@@ -2850,12 +3146,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument = "-",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "xrevrange(key, end?, start?, options?)", O.COUNT, options);
-    }
-    const args: RedisArgument[] = ["XREVRANGE", key, end, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+    const form = "xrevrange(key, end?, start?, options?)";
+    return runXrange(
+      this,
+      arguments.length,
+      form,
+      "XREVRANGE",
+      key,
+      end,
+      start,
+      options,
+    ) as Promise<
+      StreamEntry<S>[]
+    >;
   }
 
   /**
@@ -3742,10 +4045,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   scriptFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1 || options !== undefined) {
-      checkArgs(arguments.length, 1, "scriptFlush(options?)", O.FLUSH, options);
-    }
-    return this._run(flushArg(["SCRIPT", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+    const form = "scriptFlush(options?)";
+    return runFlush(this, arguments.length, form, ["SCRIPT", "FLUSH"], options) as Promise<"OK">;
   }
 
   /**
@@ -3820,10 +4121,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1 || options !== undefined) {
-      checkArgs(arguments.length, 1, "functionFlush(options?)", O.FLUSH, options);
-    }
-    return this._run(flushArg(["FUNCTION", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+    const form = "functionFlush(options?)";
+    return runFlush(this, arguments.length, form, ["FUNCTION", "FLUSH"], options) as Promise<"OK">;
   }
 
   /**
@@ -3909,10 +4208,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushdb(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1 || options !== undefined) {
-      checkArgs(arguments.length, 1, "flushdb(options?)", O.FLUSH, options);
-    }
-    return this._run(flushArg(["FLUSHDB"], options), T.ok, N) as Promise<"OK">;
+    const form = "flushdb(options?)";
+    return runFlush(this, arguments.length, form, ["FLUSHDB"], options) as Promise<"OK">;
   }
 
   /**
@@ -3922,10 +4219,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushall(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1 || options !== undefined) {
-      checkArgs(arguments.length, 1, "flushall(options?)", O.FLUSH, options);
-    }
-    return this._run(flushArg(["FLUSHALL"], options), T.ok, N) as Promise<"OK">;
+    const form = "flushall(options?)";
+    return runFlush(this, arguments.length, form, ["FLUSHALL"], options) as Promise<"OK">;
   }
 
   /**
