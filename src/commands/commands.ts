@@ -16,6 +16,7 @@ import {
 import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import * as O from "./_option_specs.ts";
+import type { OptionSpec } from "../_validate.ts";
 import { checkArgs, checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
 import type {
   BitfieldOperation,
@@ -138,7 +139,17 @@ function scanArgs(args: RedisArgument[], o: CollectionScanOptions & { type?: str
   if (o.type !== undefined) args.push("TYPE", o.type);
 }
 
-function expireArgs(args: RedisArgument[], o: ExpireOptions | undefined): RedisArgument[] {
+/**
+ * EXPIRE and its variants: checks the arguments (at most 3, the options), then appends the
+ * options to `args` (`key time`).
+ */
+function expireArgs(
+  got: number,
+  form: string,
+  args: RedisArgument[],
+  o: ExpireOptions | undefined,
+): RedisArgument[] {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
   if (o?.nx) args.push("NX");
   if (o?.xx) args.push("XX");
   if (o?.gt) args.push("GT");
@@ -146,12 +157,17 @@ function expireArgs(args: RedisArgument[], o: ExpireOptions | undefined): RedisA
   return args;
 }
 
+/** ZRANGE and its variants: checks the arguments, then appends `start stop [options]` to `args`. */
 function zrangeArgs(
+  got: number,
+  max: number,
+  form: string,
   args: RedisArgument[],
   start: number | string,
   stop: number | string,
   o: ZRangeOptions | undefined,
 ): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.ZRANGE, o);
   args.push(sc(start), sc(stop));
   if (o?.byScore) args.push("BYSCORE");
   if (o?.byLex) args.push("BYLEX");
@@ -184,7 +200,15 @@ function streamsArgs(args: RedisArgument[], streams: XReadStreams): void {
   args.push("STREAMS", ...keys, ...ids);
 }
 
-function bitRange(args: RedisArgument[], o: BitRangeOptions | undefined): RedisArgument[] {
+/** BITCOUNT, BITPOS: checks the arguments, then appends `[start [end [BYTE | BIT]]]`. */
+function bitRange(
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  o: BitRangeOptions | undefined,
+): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.BIT_RANGE, o);
   if (o?.start !== undefined) {
     args.push(o.start);
     if (o.end !== undefined) {
@@ -195,7 +219,19 @@ function bitRange(args: RedisArgument[], o: BitRangeOptions | undefined): RedisA
   return args;
 }
 
-function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
+/**
+ * GEOSEARCH, GEOSEARCHSTORE: checks the arguments (the options are required), then appends
+ * the options to `args`.
+ */
+function geoSearchArgs(
+  got: number,
+  max: number,
+  form: string,
+  spec: OptionSpec,
+  args: RedisArgument[],
+  o: GeoSearchOptions,
+): RedisArgument[] {
+  checkArgs(got, max, form, spec, o, true);
   if ("member" in o.from) args.push("FROMMEMBER", o.from.member);
   else args.push("FROMLONLAT", o.from.longitude, o.from.latitude);
   if ("radius" in o.by) args.push("BYRADIUS", o.by.radius, o.by.unit);
@@ -205,9 +241,18 @@ function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
     args.push("COUNT", o.count);
     if (o.any) args.push("ANY");
   }
+  return args;
 }
 
-function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgument[] {
+/** SORT: checks the arguments, then appends the options to `args` (`SORT key`). */
+function sortArgs(
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  o: SortOptions | undefined,
+): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.SORT, o);
   if (o?.by !== undefined) args.push("BY", o.by);
   if (o?.limit) args.push("LIMIT", o.limit.offset, o.limit.count);
   for (const g of o?.get ?? []) args.push("GET", g);
@@ -216,11 +261,16 @@ function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgum
   return args;
 }
 
+/** LPOS: checks the arguments, then builds `LPOS key element [RANK r] [MAXLEN m]`. */
 function lposArgs(
+  got: number,
+  max: number,
+  form: string,
   key: RedisArgument,
   element: RedisArgument,
   o: LposOptions | undefined,
 ): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.LPOS, o);
   const args: RedisArgument[] = ["LPOS", key, element];
   if (o?.rank !== undefined) args.push("RANK", o.rank);
   if (o?.maxlen !== undefined) args.push("MAXLEN", o.maxlen);
@@ -237,7 +287,10 @@ function zaddArgs(key: RedisArgument, o: ZAddOptions | undefined): RedisArgument
   return args;
 }
 
+/** XCLAIM: checks the arguments, then builds `XCLAIM key group consumer min-idle ...ids [options]`. */
 function xclaimArgs(
+  got: number,
+  form: string,
   key: RedisArgument,
   group: RedisArgument,
   consumer: RedisArgument,
@@ -245,6 +298,7 @@ function xclaimArgs(
   ids: RedisArgument[],
   o: XClaimOptions | undefined,
 ): RedisArgument[] {
+  if (got > 6 || o !== undefined) checkArgs(got, 6, form, O.XCLAIM, o);
   const args: RedisArgument[] = ["XCLAIM", key, group, consumer, minIdleTime, ...ids];
   if (o?.idle !== undefined) args.push("IDLE", o.idle);
   if (o?.time !== undefined) args.push("TIME", o.time);
@@ -406,20 +460,6 @@ function runFlush(
   if (o?.async === true) args.push("ASYNC");
   else if (o?.async === false) args.push("SYNC");
   return c._run(args, T.ok, N);
-}
-
-/** PEXPIRE, EXPIREAT, PEXPIREAT: `key time [NX | XX | GT | LT]` (EXPIRE builds its own). */
-function runExpire(
-  c: Runner,
-  got: number,
-  form: string,
-  cmd: string,
-  key: RedisArgument,
-  time: number,
-  o: ExpireOptions | undefined,
-): unknown {
-  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
-  return c._run(expireArgs([cmd, key, time], o), T.bool, N);
 }
 
 /** XRANGE, XREVRANGE: `key from to [COUNT n]`. */
@@ -898,10 +938,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "expire(key, seconds, options?)", O.EXPIRE, options);
-    }
-    return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
+    const args = expireArgs(arguments.length, "expire(key, seconds, options?)", [
+      "EXPIRE",
+      key,
+      seconds,
+    ], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
   }
 
   /**
@@ -914,15 +956,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
     const form = "pexpire(key, milliseconds, options?)";
-    return runExpire(
-      this,
-      arguments.length,
-      form,
-      "PEXPIRE",
-      key,
-      milliseconds,
-      options,
-    ) as Promise<boolean>;
+    const args = expireArgs(arguments.length, form, ["PEXPIRE", key, milliseconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
   }
 
   /**
@@ -935,15 +970,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
     const form = "expireat(key, unixSeconds, options?)";
-    return runExpire(
-      this,
-      arguments.length,
-      form,
-      "EXPIREAT",
-      key,
-      unixSeconds,
-      options,
-    ) as Promise<boolean>;
+    const args = expireArgs(arguments.length, form, ["EXPIREAT", key, unixSeconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
   }
 
   /**
@@ -960,15 +988,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: ExpireOptions,
   ): Promise<boolean> {
     const form = "pexpireat(key, unixMilliseconds, options?)";
-    return runExpire(
-      this,
-      arguments.length,
-      form,
-      "PEXPIREAT",
-      key,
-      unixMilliseconds,
-      options,
-    ) as Promise<boolean>;
+    const args = expireArgs(arguments.length, form, ["PEXPIREAT", key, unixMilliseconds], options);
+    return this._run(args, T.bool, N) as Promise<boolean>;
   }
 
   /**
@@ -1237,10 +1258,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The sorted elements (or looked-up values with `get`).
    */
   sort(key: RedisArgument, options?: SortOptions): Promise<(S | null)[]> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "sort(key, options?)", O.SORT, options);
-    }
-    return this._run(sortArgs(["SORT", key], options), T.arr, N) as Promise<(S | null)[]>;
+    const args = sortArgs(arguments.length, 2, "sort(key, options?)", ["SORT", key], options);
+    return this._run(args, T.arr, N) as Promise<(S | null)[]>;
   }
 
   /**
@@ -1256,10 +1275,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     options?: SortOptions,
   ): Promise<number> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "sortStore(key, destination, options?)", O.SORT, options);
-    }
-    const args = sortArgs(["SORT", key], options);
+    const form = "sortStore(key, destination, options?)";
+    const args = sortArgs(arguments.length, 3, form, ["SORT", key], options);
     args.push("STORE", destination);
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -1800,10 +1817,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The index, or null when not found.
    */
   lpos(key: RedisArgument, element: RedisArgument, options?: LposOptions): Promise<number | null> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "lpos(key, element, options?)", O.LPOS, options);
-    }
-    return this._run(lposArgs(key, element, options), T.numOrNull, RO) as Promise<number | null>;
+    const args = lposArgs(
+      arguments.length,
+      3,
+      "lpos(key, element, options?)",
+      key,
+      element,
+      options,
+    );
+    return this._run(args, T.numOrNull, RO) as Promise<number | null>;
   }
 
   /**
@@ -1821,10 +1843,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     count: number,
     options?: LposOptions,
   ): Promise<number[]> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "lposCount(key, element, count, options?)", O.LPOS, options);
-    }
-    const args = lposArgs(key, element, options);
+    const form = "lposCount(key, element, count, options?)";
+    const args = lposArgs(arguments.length, 4, form, key, element, options);
     args.push("COUNT", count);
     return this._run(args, T.nums, RO) as Promise<number[]>;
   }
@@ -2465,10 +2485,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<S[]> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(arguments.length, 4, "zrange(key, start, stop, options?)", O.ZRANGE, options);
-    }
-    return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
+    const form = "zrange(key, start, stop, options?)";
+    const args = zrangeArgs(arguments.length, 4, form, ["ZRANGE", key], start, stop, options);
+    return this._run(args, T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -2486,16 +2505,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        4,
-        "zrangeWithScores(key, start, stop, options?)",
-        O.ZRANGE,
-        options,
-      );
-    }
-    const args = zrangeArgs(["ZRANGE", key], start, stop, options);
+    const form = "zrangeWithScores(key, start, stop, options?)";
+    const args = zrangeArgs(arguments.length, 4, form, ["ZRANGE", key], start, stop, options);
     args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2517,16 +2528,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<number> {
-    if (arguments.length > 5 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        5,
-        "zrangestore(destination, source, start, stop, options?)",
-        O.ZRANGE,
-        options,
-      );
-    }
-    const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
+    const form = "zrangestore(destination, source, start, stop, options?)";
+    const head: RedisArgument[] = ["ZRANGESTORE", destination, source];
+    const args = zrangeArgs(arguments.length, 5, form, head, start, stop, options);
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -3460,16 +3464,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 6 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        6,
-        "xclaim(key, group, consumer, minIdleTime, ids, options?)",
-        O.XCLAIM,
-        options,
-      );
-    }
-    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    const form = "xclaim(key, group, consumer, minIdleTime, ids, options?)";
+    const args = xclaimArgs(
+      arguments.length,
+      form,
+      key,
+      group,
+      consumer,
+      minIdleTime,
+      ids,
+      options,
+    );
     return this._run(args, T.streamEntries, N) as Promise<StreamEntry<S>[]>;
   }
 
@@ -3492,16 +3497,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<string[]> {
-    if (arguments.length > 6 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        6,
-        "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)",
-        O.XCLAIM,
-        options,
-      );
-    }
-    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    const form = "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)";
+    const args = xclaimArgs(
+      arguments.length,
+      form,
+      key,
+      group,
+      consumer,
+      minIdleTime,
+      ids,
+      options,
+    );
     args.push("JUSTID");
     return this._run(args, T.strs, N) as Promise<string[]>;
   }
@@ -3668,10 +3674,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of bits set to 1.
    */
   bitcount(key: RedisArgument, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "bitcount(key, options?)", O.BIT_RANGE, options);
-    }
-    return this._run(bitRange(["BITCOUNT", key], options), T.num, RO) as Promise<number>;
+    const args = bitRange(
+      arguments.length,
+      2,
+      "bitcount(key, options?)",
+      ["BITCOUNT", key],
+      options,
+    );
+    return this._run(args, T.num, RO) as Promise<number>;
   }
 
   /**
@@ -3683,10 +3693,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The position, or -1.
    */
   bitpos(key: RedisArgument, bit: 0 | 1, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 3 || options !== undefined) {
-      checkArgs(arguments.length, 3, "bitpos(key, bit, options?)", O.BIT_RANGE, options);
-    }
-    return this._run(bitRange(["BITPOS", key, bit], options), T.num, RO) as Promise<number>;
+    const form = "bitpos(key, bit, options?)";
+    return this._run(
+      bitRange(arguments.length, 3, form, ["BITPOS", key, bit], options),
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -3854,9 +3866,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members.
    */
   geosearch(key: RedisArgument, options: GeoSearchOptions): Promise<S[]> {
-    checkArgs(arguments.length, 2, "geosearch(key, options)", O.GEOSEARCH, options, true);
-    const args: RedisArgument[] = ["GEOSEARCH", key];
-    geoSearchArgs(args, options);
+    const form = "geosearch(key, options)";
+    const args = geoSearchArgs(arguments.length, 2, form, O.GEOSEARCH, ["GEOSEARCH", key], options);
     return this._run(args, T.arr, RO) as Promise<S[]>;
   }
 
@@ -3873,17 +3884,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options: GeoSearchOptions,
     withOptions: GeoSearchWith,
   ): Promise<GeoSearchEntry<S>[]> {
-    checkArgs(
-      arguments.length,
-      3,
-      "geosearchWith(key, options, withOptions)",
-      O.GEOSEARCH,
-      options,
-      true,
-    );
+    const form = "geosearchWith(key, options, withOptions)";
+    const args = geoSearchArgs(arguments.length, 3, form, O.GEOSEARCH, ["GEOSEARCH", key], options);
     checkCommandOptions(withOptions, O.GEOSEARCH_WITH, "geosearchWith");
-    const args: RedisArgument[] = ["GEOSEARCH", key];
-    geoSearchArgs(args, options);
     const d = withOptions.withDist === true;
     const h = withOptions.withHash === true;
     const c = withOptions.withCoord === true;
@@ -3906,16 +3909,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     source: RedisArgument,
     options: GeoSearchOptions & { storeDist?: boolean },
   ): Promise<number> {
-    checkArgs(
-      arguments.length,
-      3,
-      "geosearchstore(destination, source, options)",
-      O.GEOSEARCHSTORE,
-      options,
-      true,
-    );
-    const args: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
-    geoSearchArgs(args, options);
+    const form = "geosearchstore(destination, source, options)";
+    const head: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
+    const args = geoSearchArgs(arguments.length, 3, form, O.GEOSEARCHSTORE, head, options);
     if (options.storeDist) args.push("STOREDIST");
     return this._run(args, T.num, N) as Promise<number>;
   }
