@@ -462,21 +462,50 @@ function runFlush(
   return c._run(args, T.ok, N);
 }
 
-/** XRANGE, XREVRANGE: `key from to [COUNT n]`. */
-function runXrange(
+/**
+ * A command whose only option is `count` (XRANGE, XREVRANGE, XAUTOCLAIM): checks the arguments,
+ * then runs `args [COUNT n] [tail]`. For methods whose `args` are their parameters as given, so
+ * building them cannot throw before the check.
+ */
+function runWithCount(
   c: Runner,
   got: number,
+  max: number,
   form: string,
-  cmd: string,
-  key: RedisArgument,
-  from: RedisArgument,
-  to: RedisArgument,
+  args: RedisArgument[],
   o: { count?: number } | undefined,
+  transform: Transform,
+  flags: number,
+  tail?: string,
 ): unknown {
-  if (got > 4 || o !== undefined) checkArgs(got, 4, form, O.COUNT, o);
-  const args: RedisArgument[] = [cmd, key, from, to];
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.COUNT, o);
   if (o?.count !== undefined) args.push("COUNT", o.count);
-  return c._run(args, T.streamEntries, RO);
+  if (tail !== undefined) args.push(tail);
+  return c._run(args, transform, flags);
+}
+
+/**
+ * XREAD, XREADGROUP: checks the arguments, then runs `args [COUNT n] [BLOCK ms] [NOACK]
+ * STREAMS ...keys ...ids`, blocking (`BL`) for `block` milliseconds when given.
+ */
+function runRead(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  spec: OptionSpec,
+  args: RedisArgument[],
+  streams: XReadStreams,
+  o: XReadGroupOptions | undefined,
+  flags: number,
+): unknown {
+  if (got > max || o !== undefined) checkArgs(got, max, form, spec, o);
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  const block = o?.block;
+  if (block !== undefined) args.push("BLOCK", block);
+  if (o?.noack) args.push("NOACK");
+  streamsArgs(args, streams);
+  return c._run(args, T.streamMessages, block === undefined ? flags : flags | BL, block);
 }
 
 /**
@@ -1542,9 +1571,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       undefined,
       T.arr,
       RO,
-    ) as Promise<
-      S | null | S[]
-    >;
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -1589,9 +1616,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       cursor,
       options,
       T.hscanPage,
-    ) as Promise<
-      [string, [S, S][]]
-    >;
+    ) as Promise<[string, [S, S][]]>;
   }
 
   // ------------------------------------------------------------------ lists
@@ -1900,9 +1925,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       side,
       options,
       T.keyElements,
-    ) as Promise<
-      KeyElements<S> | null
-    >;
+    ) as Promise<KeyElements<S> | null>;
   }
 
   /**
@@ -1985,9 +2008,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       side,
       options,
       T.keyElements,
-    ) as Promise<
-      KeyElements<S> | null
-    >;
+    ) as Promise<KeyElements<S> | null>;
   }
 
   /**
@@ -2119,9 +2140,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       undefined,
       T.arr,
       N,
-    ) as Promise<
-      S | null | S[]
-    >;
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -2159,9 +2178,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       undefined,
       T.arr,
       RO,
-    ) as Promise<
-      S | null | S[]
-    >;
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -2290,9 +2307,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       cursor,
       options,
       T.scanPage,
-    ) as Promise<
-      [string, S[]]
-    >;
+    ) as Promise<[string, S[]]>;
   }
 
   // ------------------------------------------------------------ sorted sets
@@ -2639,9 +2654,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       T.scoredOne,
       T.scored,
       N,
-    ) as Promise<
-      ScoredMember<S> | null | ScoredMember<S>[]
-    >;
+    ) as Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
   }
 
   /**
@@ -2685,9 +2698,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       T.scoredOne,
       T.scored,
       N,
-    ) as Promise<
-      ScoredMember<S> | null | ScoredMember<S>[]
-    >;
+    ) as Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
   }
 
   /**
@@ -2725,9 +2736,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       undefined,
       T.arr,
       RO,
-    ) as Promise<
-      S | null | S[]
-    >;
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -2773,9 +2782,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       options,
       T.num,
       N,
-    ) as Promise<
-      number
-    >;
+    ) as Promise<number>;
   }
 
   /**
@@ -2802,9 +2809,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       options,
       T.num,
       N,
-    ) as Promise<
-      number
-    >;
+    ) as Promise<number>;
   }
 
   /**
@@ -2839,9 +2844,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       options,
       T.arr,
       RO,
-    ) as Promise<
-      S[]
-    >;
+    ) as Promise<S[]>;
   }
 
   /**
@@ -2867,9 +2870,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       T.scored,
       RO,
       true,
-    ) as Promise<
-      ScoredMember<S>[]
-    >;
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2891,9 +2892,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       options,
       T.arr,
       RO,
-    ) as Promise<
-      S[]
-    >;
+    ) as Promise<S[]>;
   }
 
   /**
@@ -2919,9 +2918,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       T.scored,
       RO,
       true,
-    ) as Promise<
-      ScoredMember<S>[]
-    >;
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2972,9 +2969,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       side,
       options,
       T.keyScored,
-    ) as Promise<
-      KeyScoredMembers<S> | null
-    >;
+    ) as Promise<KeyScoredMembers<S> | null>;
   }
 
   /**
@@ -2997,9 +2992,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       keys,
       timeout,
       T.keyMemberScore,
-    ) as Promise<
-      KeyScoredMember<S> | null
-    >;
+    ) as Promise<KeyScoredMember<S> | null>;
   }
 
   /**
@@ -3022,9 +3015,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       keys,
       timeout,
       T.keyMemberScore,
-    ) as Promise<
-      KeyScoredMember<S> | null
-    >;
+    ) as Promise<KeyScoredMember<S> | null>;
   }
 
   /**
@@ -3054,9 +3045,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       side,
       options,
       T.keyScored,
-    ) as Promise<
-      KeyScoredMembers<S> | null
-    >;
+    ) as Promise<KeyScoredMembers<S> | null>;
   }
 
   /**
@@ -3082,9 +3071,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       cursor,
       options,
       T.zscanPage,
-    ) as Promise<
-      [string, ScoredMember<S>[]]
-    >;
+    ) as Promise<[string, ScoredMember<S>[]]>;
   }
 
   // ---------------------------------------------------------------- streams
@@ -3130,9 +3117,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
     const form = "xrange(key, start?, end?, options?)";
-    return runXrange(this, arguments.length, form, "XRANGE", key, start, end, options) as Promise<
-      StreamEntry<S>[]
-    >;
+    const args: RedisArgument[] = ["XRANGE", key, start, end];
+    return runWithCount(
+      this,
+      arguments.length,
+      4,
+      form,
+      args,
+      options,
+      T.streamEntries,
+      RO,
+    ) as Promise<StreamEntry<S>[]>;
   }
 
   /**
@@ -3151,18 +3146,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
     const form = "xrevrange(key, end?, start?, options?)";
-    return runXrange(
+    const args: RedisArgument[] = ["XREVRANGE", key, end, start];
+    return runWithCount(
       this,
       arguments.length,
+      4,
       form,
-      "XREVRANGE",
-      key,
-      end,
-      start,
+      args,
       options,
-    ) as Promise<
-      StreamEntry<S>[]
-    >;
+      T.streamEntries,
+      RO,
+    ) as Promise<StreamEntry<S>[]>;
   }
 
   /**
@@ -3173,18 +3167,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Entries per stream, or null when nothing arrived in time.
    */
   xread(streams: XReadStreams, options?: XReadOptions): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "xread(streams, options?)", O.XREAD, options);
-    }
-    const args: RedisArgument[] = ["XREAD"];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    const block = options?.block;
-    if (block !== undefined) args.push("BLOCK", block);
-    streamsArgs(args, streams);
-    const flags = block === undefined ? RO : RO | BL;
-    return this._run(args, T.streamMessages, flags, block) as Promise<
-      StreamMessages<S>[] | null
-    >;
+    const form = "xread(streams, options?)";
+    return runRead(
+      this,
+      arguments.length,
+      2,
+      form,
+      O.XREAD,
+      ["XREAD"],
+      streams,
+      options,
+      RO,
+    ) as Promise<StreamMessages<S>[] | null>;
   }
 
   /**
@@ -3202,24 +3196,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     streams: XReadStreams,
     options?: XReadGroupOptions,
   ): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 4 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        4,
-        "xreadgroup(group, consumer, streams, options?)",
-        O.XREADGROUP,
-        options,
-      );
-    }
+    const form = "xreadgroup(group, consumer, streams, options?)";
     const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    const block = options?.block;
-    if (block !== undefined) args.push("BLOCK", block);
-    if (options?.noack) args.push("NOACK");
-    streamsArgs(args, streams);
-    return this._run(args, T.streamMessages, block === undefined ? N : BL, block) as Promise<
-      StreamMessages<S>[] | null
-    >;
+    return runRead(
+      this,
+      arguments.length,
+      4,
+      form,
+      O.XREADGROUP,
+      args,
+      streams,
+      options,
+      N,
+    ) as Promise<StreamMessages<S>[] | null>;
   }
 
   /**
@@ -3249,14 +3238,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: XGroupCreateOptions,
   ): Promise<"OK"> {
+    const form = "xgroupCreate(key, group, id, options?)";
     if (arguments.length > 4 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        4,
-        "xgroupCreate(key, group, id, options?)",
-        O.XGROUP_CREATE,
-        options,
-      );
+      checkArgs(arguments.length, 4, form, O.XGROUP_CREATE, options);
     }
     const args: RedisArgument[] = ["XGROUP", "CREATE", key, group, id];
     if (options?.mkstream) args.push("MKSTREAM");
@@ -3346,14 +3330,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: { entriesRead?: number },
   ): Promise<"OK"> {
+    const form = "xgroupSetId(key, group, id, options?)";
     if (arguments.length > 4 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        4,
-        "xgroupSetId(key, group, id, options?)",
-        O.ENTRIES_READ,
-        options,
-      );
+      checkArgs(arguments.length, 4, form, O.ENTRIES_READ, options);
     }
     const args: RedisArgument[] = ["XGROUP", "SETID", key, group, id];
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
@@ -3430,14 +3409,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     options: XPendingRangeOptions,
   ): Promise<PendingEntry[]> {
-    checkArgs(
-      arguments.length,
-      3,
-      "xpendingRange(key, group, options)",
-      O.XPENDING_RANGE,
-      options,
-      true,
-    );
+    const form = "xpendingRange(key, group, options)";
+    checkArgs(arguments.length, 3, form, O.XPENDING_RANGE, options, true);
     const args: RedisArgument[] = ["XPENDING", key, group];
     if (options.idle !== undefined) args.push("IDLE", options.idle);
     args.push(options.start ?? "-", options.end ?? "+", options.count);
@@ -3531,18 +3504,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimResult<S>> {
-    if (arguments.length > 6 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        6,
-        "xautoclaim(key, group, consumer, minIdleTime, start, options?)",
-        O.COUNT,
-        options,
-      );
-    }
+    const form = "xautoclaim(key, group, consumer, minIdleTime, start, options?)";
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.autoclaim, N) as Promise<XAutoClaimResult<S>>;
+    return runWithCount(this, arguments.length, 6, form, args, options, T.autoclaim, N) as Promise<
+      XAutoClaimResult<S>
+    >;
   }
 
   /**
@@ -3564,19 +3530,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimJustIdResult> {
-    if (arguments.length > 6 || options !== undefined) {
-      checkArgs(
-        arguments.length,
-        6,
-        "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)",
-        O.COUNT,
-        options,
-      );
-    }
+    const form = "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)";
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    args.push("JUSTID");
-    return this._run(args, T.autoclaimJustId, N) as Promise<XAutoClaimJustIdResult>;
+    return runWithCount(
+      this,
+      arguments.length,
+      6,
+      form,
+      args,
+      options,
+      T.autoclaimJustId,
+      N,
+      "JUSTID",
+    ) as Promise<XAutoClaimJustIdResult>;
   }
 
   /**
