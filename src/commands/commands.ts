@@ -139,17 +139,7 @@ function scanArgs(args: RedisArgument[], o: CollectionScanOptions & { type?: str
   if (o.type !== undefined) args.push("TYPE", o.type);
 }
 
-/**
- * EXPIRE and its variants: checks the arguments (at most 3, the options), then appends the
- * options to `args` (`key time`).
- */
-function expireArgs(
-  got: number,
-  form: string,
-  args: RedisArgument[],
-  o: ExpireOptions | undefined,
-): RedisArgument[] {
-  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
+function expireArgs(args: RedisArgument[], o: ExpireOptions | undefined): RedisArgument[] {
   if (o?.nx) args.push("NX");
   if (o?.xx) args.push("XX");
   if (o?.gt) args.push("GT");
@@ -157,17 +147,12 @@ function expireArgs(
   return args;
 }
 
-/** ZRANGE and its variants: checks the arguments, then appends `start stop [options]` to `args`. */
 function zrangeArgs(
-  got: number,
-  max: number,
-  form: string,
   args: RedisArgument[],
   start: number | string,
   stop: number | string,
   o: ZRangeOptions | undefined,
 ): RedisArgument[] {
-  if (got > max || o !== undefined) checkArgs(got, max, form, O.ZRANGE, o);
   args.push(sc(start), sc(stop));
   if (o?.byScore) args.push("BYSCORE");
   if (o?.byLex) args.push("BYLEX");
@@ -506,6 +491,23 @@ function runRead(
   if (o?.noack) args.push("NOACK");
   streamsArgs(args, streams);
   return c._run(args, T.streamMessages, block === undefined ? flags : flags | BL, block);
+}
+
+/**
+ * PEXPIRE, EXPIREAT, PEXPIREAT: `key time [NX | XX | GT | LT]`. (EXPIRE, one of the most used
+ * commands, checks inline: no extra call on its path.)
+ */
+function runExpire(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  time: number,
+  o: ExpireOptions | undefined,
+): unknown {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
+  return c._run(expireArgs([cmd, key, time], o), T.bool, N);
 }
 
 /**
@@ -967,12 +969,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
-    const args = expireArgs(arguments.length, "expire(key, seconds, options?)", [
-      "EXPIRE",
-      key,
-      seconds,
-    ], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "expire(key, seconds, options?)", O.EXPIRE, options);
+    }
+    return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
   }
 
   /**
@@ -985,8 +985,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
     const form = "pexpire(key, milliseconds, options?)";
-    const args = expireArgs(arguments.length, form, ["PEXPIRE", key, milliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIRE",
+      key,
+      milliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -999,8 +1006,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
     const form = "expireat(key, unixSeconds, options?)";
-    const args = expireArgs(arguments.length, form, ["EXPIREAT", key, unixSeconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "EXPIREAT",
+      key,
+      unixSeconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1017,8 +1031,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: ExpireOptions,
   ): Promise<boolean> {
     const form = "pexpireat(key, unixMilliseconds, options?)";
-    const args = expireArgs(arguments.length, form, ["PEXPIREAT", key, unixMilliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIREAT",
+      key,
+      unixMilliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -2500,9 +2521,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<S[]> {
-    const form = "zrange(key, start, stop, options?)";
-    const args = zrangeArgs(arguments.length, 4, form, ["ZRANGE", key], start, stop, options);
-    return this._run(args, T.arr, RO) as Promise<S[]>;
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "zrange(key, start, stop, options?)", O.ZRANGE, options);
+    }
+    return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -2521,7 +2543,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: ZRangeOptions,
   ): Promise<ScoredMember<S>[]> {
     const form = "zrangeWithScores(key, start, stop, options?)";
-    const args = zrangeArgs(arguments.length, 4, form, ["ZRANGE", key], start, stop, options);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, form, O.ZRANGE, options);
+    }
+    const args = zrangeArgs(["ZRANGE", key], start, stop, options);
     args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
@@ -2544,8 +2569,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: ZRangeOptions,
   ): Promise<number> {
     const form = "zrangestore(destination, source, start, stop, options?)";
-    const head: RedisArgument[] = ["ZRANGESTORE", destination, source];
-    const args = zrangeArgs(arguments.length, 5, form, head, start, stop, options);
+    if (arguments.length > 5 || options !== undefined) {
+      checkArgs(arguments.length, 5, form, O.ZRANGE, options);
+    }
+    const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
     return this._run(args, T.num, N) as Promise<number>;
   }
 
