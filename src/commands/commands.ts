@@ -510,6 +510,9 @@ function runExpire(
   return c._run(expireArgs([cmd, key, time], o), T.bool, N);
 }
 
+/** The filters of CLIENT KILL in the order they are sent (`skipme` as `yes`/`no`). */
+const KILL_FILTERS = ["id", "type", "user", "addr", "laddr", "skipme", "maxage"] as const;
+
 /**
  * The typed Redis command methods. Every client (standalone, cluster, sentinel, multi-db), its
  * pipelines and transactions extend this class and implement {@linkcode RedisCommands._run};
@@ -4218,8 +4221,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds and the microseconds within the second.
    */
   time(): Promise<{ seconds: number; microseconds: number }> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "time()");
-    return this._run(["TIME"], T.time, N) as Promise<{ seconds: number; microseconds: number }>;
+    const form = "time()";
+    return run(this, arguments.length, 0, form, ["TIME"], T.time, N) as Promise<
+      { seconds: number; microseconds: number }
+    >;
   }
 
   /**
@@ -4306,13 +4311,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   clientKill(filters: ClientKillFilters): Promise<number> {
     checkArgs(arguments.length, 1, "clientKill(filters)", O.CLIENT_KILL, filters, true);
     const args: RedisArgument[] = ["CLIENT", "KILL"];
-    if (filters.id !== undefined) args.push("ID", filters.id);
-    if (filters.type !== undefined) args.push("TYPE", filters.type);
-    if (filters.user !== undefined) args.push("USER", filters.user);
-    if (filters.addr !== undefined) args.push("ADDR", filters.addr);
-    if (filters.laddr !== undefined) args.push("LADDR", filters.laddr);
-    if (filters.skipme !== undefined) args.push("SKIPME", filters.skipme ? "yes" : "no");
-    if (filters.maxage !== undefined) args.push("MAXAGE", filters.maxage);
+    for (const k of KILL_FILTERS) {
+      const v = filters[k];
+      if (v === undefined) continue;
+      args.push(k.toUpperCase(), k === "skipme" ? (v ? "yes" : "no") : v as RedisArgument);
+    }
     if (args.length === 2) throw new TypeError("Cannot run CLIENT KILL: give at least one filter");
     return this._run(args, T.num, N) as Promise<number>;
   }
