@@ -3147,13 +3147,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
     const form = "xrange(key, start?, end?, options?)";
-    const args: RedisArgument[] = ["XRANGE", key, start, end];
     return runWithCount(
       this,
       arguments.length,
       4,
       form,
-      args,
+      ["XRANGE", key, start, end],
       options,
       T.streamEntries,
       RO,
@@ -3176,13 +3175,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
     const form = "xrevrange(key, end?, start?, options?)";
-    const args: RedisArgument[] = ["XREVRANGE", key, end, start];
     return runWithCount(
       this,
       arguments.length,
       4,
       form,
-      args,
+      ["XREVRANGE", key, end, start],
       options,
       T.streamEntries,
       RO,
@@ -3227,14 +3225,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: XReadGroupOptions,
   ): Promise<StreamMessages<S>[] | null> {
     const form = "xreadgroup(group, consumer, streams, options?)";
-    const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
     return runRead(
       this,
       arguments.length,
       4,
       form,
       O.XREADGROUP,
-      args,
+      ["XREADGROUP", "GROUP", group, consumer],
       streams,
       options,
       N,
@@ -3561,13 +3558,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options?: { count?: number },
   ): Promise<XAutoClaimJustIdResult> {
     const form = "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)";
-    const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
     return runWithCount(
       this,
       arguments.length,
       6,
       form,
-      args,
+      ["XAUTOCLAIM", key, group, consumer, minIdleTime, start],
       options,
       T.autoclaimJustId,
       N,
