@@ -104,19 +104,19 @@ function flat(
   return out;
 }
 
-/** The `keys`/`args` of `eval`, `fcall` and their variants are not both lists. */
+/** The `keys`/`args` of `eval`, `fcall` and their variants (`form`) are not both lists. */
 function scriptListsError(form: string, keys: unknown, args: unknown): never {
   const method = form.slice(0, form.indexOf("("));
-  form = `${method}(script, ["key1"], ["arg1"])`;
+  const example = `${method}(script, ["key1"], ["arg1"])`;
   if (typeof keys === "number") {
     throw new TypeError(
       `Cannot call ${method} with a key count (${keys}) and the keys and arguments inline: ` +
-        `give the keys and the arguments as two lists, e.g. ${form}`,
+        `give the keys and the arguments as two lists, e.g. ${example}`,
     );
   }
   const [what, v] = Array.isArray(keys) ? ["arguments", args] : ["keys", keys];
   throw new TypeError(
-    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${form}`,
+    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${example}`,
   );
 }
 
