@@ -154,12 +154,55 @@ export interface OptionSpec {
  */
 export function checkCommandOptions(o: unknown, spec: OptionSpec, command: string): void {
   if (typeof o !== "object" || o === null || Array.isArray(o) || o instanceof Uint8Array) {
-    throw new TypeError(
-      `Cannot use ${received(o)} as the options of ${command}: expected an options object, ` +
-        `e.g. ${command}(..., ${spec.form})`,
-    );
+    notOptions(o, spec, command);
   }
   checkKeys(o, spec.keys, command, spec.hints);
+}
+
+function notOptions(o: unknown, spec: OptionSpec, command: string): never {
+  throw new TypeError(
+    `Cannot use ${received(o)} as the options of ${command}: expected an options object, ` +
+      `e.g. ${command}(..., ${spec.form})`,
+  );
+}
+
+/** The method name of a form: `set` of `set(key, value, options?)`. */
+function nameOf(form: string): string {
+  return form.slice(0, form.indexOf("("));
+}
+
+/**
+ * The argument checks of a command whose last parameter is an options object, in one call:
+ * at most `max` arguments ({@linkcode tooManyArguments}), and the options, when given (always
+ * when `required`), an object of known keys ({@linkcode checkCommandOptions}). A builder calls
+ * it only when it got more than `max` arguments or an options object (or always, when the
+ * options are required), so a call with neither pays nothing; the method name is read from
+ * `form` only for a message.
+ *
+ * @param got The arguments the method got (`arguments.length`).
+ * @param max The parameters it takes.
+ * @param form The method's parameters, for messages: `set(key, value, options?)`.
+ * @param spec What its options object may hold.
+ * @param o The options argument.
+ * @param required Whether the options are required (`undefined` is refused too).
+ * @throws {TypeError} On an extra argument, an options argument that is not an object, or an
+ * unknown key.
+ */
+export function checkArgs(
+  got: number,
+  max: number,
+  form: string,
+  spec: OptionSpec,
+  o: unknown,
+  required?: true,
+): void {
+  if (got > max) tooManyArguments(got, form, spec);
+  if (o === undefined && required === undefined) return;
+  if (typeof o !== "object" || o === null || Array.isArray(o) || o instanceof Uint8Array) {
+    notOptions(o, spec, nameOf(form));
+  }
+  const known = spec.keys;
+  for (const k in o) if (known[k] !== true) unknownKey(o, k, known, nameOf(form), spec.hints);
 }
 
 /**
@@ -172,7 +215,7 @@ export function checkCommandOptions(o: unknown, spec: OptionSpec, command: strin
  * @throws {TypeError} Always.
  */
 export function tooManyArguments(got: number, form: string, options?: OptionSpec): never {
-  const name = form.slice(0, form.indexOf("("));
+  const name = nameOf(form);
   const flags = options === undefined ? "" : `, the options as one object, e.g. ${options.form}`;
   throw new TypeError(`Cannot call ${name} with ${got} arguments: expected ${form}${flags}`);
 }

@@ -53,12 +53,17 @@ const a = recorder((await import(baseModule())).RedisCommands);
 const b = recorder((await import(join(root, "src/commands/commands.ts"))).RedisCommands);
 
 const EX = { ex: 10 };
+const ZM = { score: 1, member: "m" };
 const workloads: [string, (r: Any) => void][] = [
   ["get(k)", (r) => r.get("k")],
   ["set(k, v)", (r) => r.set("k", "v")],
   ["set(k, v, { ex: 10 })", (r) => r.set("k", "v", EX)],
   ["hget(k, f)", (r) => r.hget("k", "f")],
   ["zrange(k, 0, -1)", (r) => r.zrange("k", 0, -1)],
+  ["expire(k, 10)", (r) => r.expire("k", 10)],
+  ["zadd(k, { score, member })", (r) => r.zadd("k", ZM)],
+  ["lrange(k, 0, -1)", (r) => r.lrange("k", 0, -1)],
+  ["spop(k)", (r) => r.spop("k")],
 ];
 
 function run(r: Any, fn: (r: Any) => void): number {

@@ -35,13 +35,21 @@ import type {
   ZRangeOptions,
 } from "./types.ts";
 
-export { checkCommandOptions, received, tooManyArguments } from "../_validate.ts";
+export { checkArgs, checkCommandOptions, received, tooManyArguments } from "../_validate.ts";
 
 function spec<T>(keys: KeyTable<T>, form: string, hints?: Record<string, string>): OptionSpec {
   return { keys, form, hints };
 }
 
+// Parts and forms used by several specs, written once (the bundle repeats every literal).
 const EXPIRY = { ex: true, px: true, exat: true, pxat: true } as const;
+const TRIM = { maxlen: true, minid: true, approximate: true, limit: true } as const;
+const GEO = { from: true, by: true, order: true, count: true, any: true } as const;
+const NX = "{ nx: true }";
+const REPLACE = "{ replace: true }";
+const TRIM_FORM = "{ maxlen: 1000, approximate: true }";
+const READ_FORM = "{ count: 10, block: 1000 }";
+const GEO_FORM = '{ from: { member: "m" }, by: { radius: 10, unit: "km" } }';
 
 /** `set`. */
 export const SET: OptionSpec = spec<SetOptions>(
@@ -54,7 +62,7 @@ export const GETEX: OptionSpec = spec<GetExOptions>({ ...EXPIRY, persist: true }
 /** `expire` and its variants. */
 export const EXPIRE: OptionSpec = spec<ExpireOptions>(
   { nx: true, xx: true, gt: true, lt: true },
-  "{ nx: true }",
+  NX,
 );
 /** `scanPage`. */
 export const SCAN: OptionSpec = spec<ScanOptions>(
@@ -67,11 +75,11 @@ export const COLLECTION_SCAN: OptionSpec = spec<CollectionScanOptions>(
   '{ match: "f*", count: 100 }',
 );
 /** `copy`. */
-export const COPY: OptionSpec = spec<CopyOptions>({ db: true, replace: true }, "{ replace: true }");
+export const COPY: OptionSpec = spec<CopyOptions>({ db: true, replace: true }, REPLACE);
 /** `restore`. */
 export const RESTORE: OptionSpec = spec<RestoreOptions>(
   { replace: true, absttl: true, idletime: true, freq: true },
-  "{ replace: true }",
+  REPLACE,
 );
 /** `sort`, `sortStore`. */
 export const SORT: OptionSpec = spec<SortOptions>(
@@ -83,20 +91,16 @@ export const LPOS: OptionSpec = spec<LposOptions>({ rank: true, maxlen: true }, 
 /** `zadd`, `zaddIncr`. */
 export const ZADD: OptionSpec = spec<ZAddOptions>(
   { nx: true, xx: true, gt: true, lt: true, ch: true },
-  "{ nx: true }",
+  NX,
   { incr: "use zaddIncr(key, { score, member })" },
 );
 const BY = "use byScore: true or byLex: true";
+const RANGE_SCORES = "use zrangeWithScores(key, start, stop, options) for the scores";
 /** `zrange`, `zrangeWithScores`, `zrangestore`. */
 export const ZRANGE: OptionSpec = spec<ZRangeOptions>(
   { byScore: true, byLex: true, rev: true, limit: true },
   "{ byScore: true, limit: { offset: 0, count: 10 } }",
-  {
-    withScores: "use zrangeWithScores(key, start, stop, options) for the scores",
-    WITHSCORES: "use zrangeWithScores(key, start, stop, options) for the scores",
-    by: BY,
-    BY: BY,
-  },
+  { withScores: RANGE_SCORES, WITHSCORES: RANGE_SCORES, by: BY, BY: BY },
 );
 const WITH_SCORES = "use the ...WithScores method (zunionWithScores, zinterWithScores)";
 /** `zunion`, `zinter` and their variants. */
@@ -107,23 +111,23 @@ export const ZAGGREGATE: OptionSpec = spec<ZAggregateOptions>(
 );
 /** `xtrim`. */
 export const XTRIM: OptionSpec = spec<StreamTrimOptions>(
-  { maxlen: true, minid: true, approximate: true, limit: true },
-  "{ maxlen: 1000, approximate: true }",
+  TRIM,
+  TRIM_FORM,
 );
 /** `xadd`. */
 export const XADD: OptionSpec = spec<XAddOptions>(
-  { maxlen: true, minid: true, approximate: true, limit: true, nomkstream: true },
-  "{ maxlen: 1000, approximate: true }",
+  { ...TRIM, nomkstream: true },
+  TRIM_FORM,
 );
 /** `xread`. */
 export const XREAD: OptionSpec = spec<XReadOptions>(
   { count: true, block: true },
-  "{ count: 10, block: 1000 }",
+  READ_FORM,
 );
 /** `xreadgroup`. */
 export const XREADGROUP: OptionSpec = spec<XReadGroupOptions>(
   { count: true, block: true, noack: true },
-  "{ count: 10, block: 1000 }",
+  READ_FORM,
 );
 /** `xgroupCreate`. */
 export const XGROUP_CREATE: OptionSpec = spec<XGroupCreateOptions>(
@@ -149,19 +153,19 @@ export const BIT_RANGE: OptionSpec = spec<BitRangeOptions>(
 /** `geoadd`. */
 export const GEOADD: OptionSpec = spec<GeoAddOptions>(
   { nx: true, xx: true, ch: true },
-  "{ nx: true }",
+  NX,
 );
 const GEO_WITH = "use geosearchWith(key, options, { withDist, withHash, withCoord })";
 /** `geosearch`, `geosearchWith`. */
 export const GEOSEARCH: OptionSpec = spec<GeoSearchOptions>(
-  { from: true, by: true, order: true, count: true, any: true },
-  '{ from: { member: "m" }, by: { radius: 10, unit: "km" } }',
+  GEO,
+  GEO_FORM,
   { withDist: GEO_WITH, withHash: GEO_WITH, withCoord: GEO_WITH },
 );
 /** `geosearchstore`. */
 export const GEOSEARCHSTORE: OptionSpec = spec<GeoSearchOptions & { storeDist?: boolean }>(
-  { from: true, by: true, order: true, count: true, any: true, storeDist: true },
-  '{ from: { member: "m" }, by: { radius: 10, unit: "km" } }',
+  { ...GEO, storeDist: true },
+  GEO_FORM,
 );
 /** The `withOptions` of `geosearchWith`. */
 export const GEOSEARCH_WITH: OptionSpec = spec<GeoSearchWith>(
@@ -192,7 +196,7 @@ export const ENTRIES_READ: OptionSpec = spec<{ entriesRead?: number }>(
 /** `functionLoad`. */
 export const FUNCTION_LOAD: OptionSpec = spec<{ replace?: boolean }>(
   { replace: true },
-  "{ replace: true }",
+  REPLACE,
 );
 /** `functionList`. */
 export const FUNCTION_LIST: OptionSpec = spec<{ libraryName?: string; withCode?: boolean }>(

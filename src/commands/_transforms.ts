@@ -60,15 +60,11 @@ export function bool(v: RespValue): boolean {
   return num(v) !== 0;
 }
 
-/** A status reply (`OK`), whatever the view. */
-export function ok(v: RespValue): string {
-  return str(v);
-}
+/** A status reply (`OK`), whatever the view: {@linkcode str}. */
+export const ok: (v: RespValue) => string = str;
 
-/** `OK` or a null reply (SET NX, ...). */
-export function okOrNull(v: RespValue): string | null {
-  return v === null ? null : str(v);
-}
+/** `OK` or a null reply (SET NX, ...): {@linkcode strOrNull}. */
+export const okOrNull: (v: RespValue) => string | null = strOrNull;
 
 /** An array, a RESP3 set or null (as an empty array) to an array. */
 export function arr(v: RespValue): RespValue[] {
@@ -439,12 +435,7 @@ export function functionList(v: RespValue): {
 /** HSCAN page: `[cursor, [field, value, ...]]` to `[cursor, [[field, value], ...]]`. */
 export function hscanPage(v: RespValue): [string, [never, never][]] {
   const a = arr(v);
-  const items = arr(a[1] ?? null);
-  const out: [never, never][] = [];
-  for (let i = 0; i + 1 < items.length; i += 2) {
-    out.push([items[i] as never, items[i + 1] as never]);
-  }
-  return [str(a[0] ?? "0"), out];
+  return [str(a[0] ?? "0"), pairs(a[1] ?? null) as [never, never][]];
 }
 
 /** ZSCAN page: `[cursor, [member, score, ...]]` to `[cursor, ScoredMember[]]`. */

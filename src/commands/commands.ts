@@ -16,7 +16,8 @@ import {
 import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import * as O from "./_option_specs.ts";
-import { checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
+import type { OptionSpec } from "../_validate.ts";
+import { checkArgs, checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
 import type {
   BitfieldOperation,
   BitRangeOptions,
@@ -103,19 +104,29 @@ function flat(
   return out;
 }
 
-/** The `keys`/`args` of `eval`, `fcall` and their variants are not both lists. */
-function scriptListsError(method: string, keys: unknown, args: unknown): never {
-  const form = `${method}(script, ["key1"], ["arg1"])`;
+/** The `keys`/`args` of `eval`, `fcall` and their variants (`form`) are not both lists. */
+function scriptListsError(form: string, keys: unknown, args: unknown): never {
+  const method = form.slice(0, form.indexOf("("));
+  const example = `${method}(script, ["key1"], ["arg1"])`;
   if (typeof keys === "number") {
     throw new TypeError(
       `Cannot call ${method} with a key count (${keys}) and the keys and arguments inline: ` +
-        `give the keys and the arguments as two lists, e.g. ${form}`,
+        `give the keys and the arguments as two lists, e.g. ${example}`,
     );
   }
   const [what, v] = Array.isArray(keys) ? ["arguments", args] : ["keys", keys];
   throw new TypeError(
-    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${form}`,
+    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${example}`,
   );
+}
+
+/**
+ * The checks of `eval`, `fcall` and their variants: at most three arguments, the keys and the
+ * arguments as two lists.
+ */
+function checkScript(got: number, form: string, keys: unknown, args: unknown): void {
+  if (got > 3) tooManyArguments(got, form);
+  if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError(form, keys, args);
 }
 
 function list<A>(v: A | A[]): A[] {
@@ -150,13 +161,6 @@ function zrangeArgs(
   return args;
 }
 
-function aggArgs(keys: RedisArgument[], o: ZAggregateOptions | undefined): RedisArgument[] {
-  const args: RedisArgument[] = [keys.length, ...keys];
-  if (o?.weights) args.push("WEIGHTS", ...o.weights.map(sc));
-  if (o?.aggregate) args.push("AGGREGATE", o.aggregate);
-  return args;
-}
-
 function trimArgs(args: RedisArgument[], o: StreamTrimOptions): void {
   if (o.maxlen !== undefined) args.push("MAXLEN", o.approximate ? "~" : "=", o.maxlen);
   else if (o.minid !== undefined) args.push("MINID", o.approximate ? "~" : "=", o.minid);
@@ -181,7 +185,15 @@ function streamsArgs(args: RedisArgument[], streams: XReadStreams): void {
   args.push("STREAMS", ...keys, ...ids);
 }
 
-function bitRange(args: RedisArgument[], o: BitRangeOptions | undefined): RedisArgument[] {
+/** BITCOUNT, BITPOS: checks the arguments, then appends `[start [end [BYTE | BIT]]]`. */
+function bitRange(
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  o: BitRangeOptions | undefined,
+): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.BIT_RANGE, o);
   if (o?.start !== undefined) {
     args.push(o.start);
     if (o.end !== undefined) {
@@ -192,7 +204,19 @@ function bitRange(args: RedisArgument[], o: BitRangeOptions | undefined): RedisA
   return args;
 }
 
-function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
+/**
+ * GEOSEARCH, GEOSEARCHSTORE: checks the arguments (the options are required), then appends
+ * the options to `args`.
+ */
+function geoSearchArgs(
+  got: number,
+  max: number,
+  form: string,
+  spec: OptionSpec,
+  args: RedisArgument[],
+  o: GeoSearchOptions,
+): RedisArgument[] {
+  checkArgs(got, max, form, spec, o, true);
   if ("member" in o.from) args.push("FROMMEMBER", o.from.member);
   else args.push("FROMLONLAT", o.from.longitude, o.from.latitude);
   if ("radius" in o.by) args.push("BYRADIUS", o.by.radius, o.by.unit);
@@ -202,15 +226,18 @@ function geoSearchArgs(args: RedisArgument[], o: GeoSearchOptions): void {
     args.push("COUNT", o.count);
     if (o.any) args.push("ANY");
   }
-}
-
-function flushArg(args: RedisArgument[], o: FlushOptions | undefined): RedisArgument[] {
-  if (o?.async === true) args.push("ASYNC");
-  else if (o?.async === false) args.push("SYNC");
   return args;
 }
 
-function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgument[] {
+/** SORT: checks the arguments, then appends the options to `args` (`SORT key`). */
+function sortArgs(
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  o: SortOptions | undefined,
+): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.SORT, o);
   if (o?.by !== undefined) args.push("BY", o.by);
   if (o?.limit) args.push("LIMIT", o.limit.offset, o.limit.count);
   for (const g of o?.get ?? []) args.push("GET", g);
@@ -219,11 +246,16 @@ function sortArgs(args: RedisArgument[], o: SortOptions | undefined): RedisArgum
   return args;
 }
 
+/** LPOS: checks the arguments, then builds `LPOS key element [RANK r] [MAXLEN m]`. */
 function lposArgs(
+  got: number,
+  max: number,
+  form: string,
   key: RedisArgument,
   element: RedisArgument,
   o: LposOptions | undefined,
 ): RedisArgument[] {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.LPOS, o);
   const args: RedisArgument[] = ["LPOS", key, element];
   if (o?.rank !== undefined) args.push("RANK", o.rank);
   if (o?.maxlen !== undefined) args.push("MAXLEN", o.maxlen);
@@ -240,7 +272,10 @@ function zaddArgs(key: RedisArgument, o: ZAddOptions | undefined): RedisArgument
   return args;
 }
 
+/** XCLAIM: checks the arguments, then builds `XCLAIM key group consumer min-idle ...ids [options]`. */
 function xclaimArgs(
+  got: number,
+  form: string,
   key: RedisArgument,
   group: RedisArgument,
   consumer: RedisArgument,
@@ -248,6 +283,7 @@ function xclaimArgs(
   ids: RedisArgument[],
   o: XClaimOptions | undefined,
 ): RedisArgument[] {
+  if (got > 6 || o !== undefined) checkArgs(got, 6, form, O.XCLAIM, o);
   const args: RedisArgument[] = ["XCLAIM", key, group, consumer, minIdleTime, ...ids];
   if (o?.idle !== undefined) args.push("IDLE", o.idle);
   if (o?.time !== undefined) args.push("TIME", o.time);
@@ -256,6 +292,226 @@ function xclaimArgs(
   if (o?.lastid !== undefined) args.push("LASTID", o.lastid);
   return args;
 }
+
+/** What the helpers below run a command on: the executor of the calling method. */
+type Runner = Pick<RedisCommands<string | Uint8Array>, "_run">;
+
+/**
+ * The body of a method of fixed arity without options: refuses extra arguments
+ * ({@linkcode tooManyArguments}), then runs the command. For the methods whose arguments are
+ * their parameters as given, so building `args` cannot throw before the check. The most used
+ * commands (GET, SET, INCR, HGET, EXPIRE, ...) keep the check inline instead: no extra call on
+ * their path.
+ */
+function run(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  transform: Transform | undefined,
+  flags: number,
+): unknown {
+  if (got > max) tooManyArguments(got, form);
+  return c._run(args, transform, flags);
+}
+
+/** EVAL, EVALSHA, FCALL and their read-only variants: `cmd first numkeys ...keys ...args`. */
+function runScript(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  first: string,
+  keys: RedisArgument[],
+  args: RedisArgument[],
+  flags: number,
+): unknown {
+  checkScript(got, form, keys, args);
+  return c._run([cmd, first, keys.length, ...keys, ...args], undefined, flags);
+}
+
+/**
+ * LMPOP, ZMPOP (`flags` N) and BLMPOP, BZMPOP (`flags` BL, blocking for `timeout` seconds):
+ * `[timeout] numkeys ...keys side [COUNT n]`.
+ */
+function runMpop(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  flags: number,
+  timeout: number | undefined,
+  keys: RedisArgument[],
+  side: string,
+  o: { count?: number } | undefined,
+  transform: Transform,
+): unknown {
+  const blocking = flags === BL;
+  const max = blocking ? 4 : 3;
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.COUNT, o);
+  const ms = blocking ? secToMs(timeout as number) : undefined;
+  const args: RedisArgument[] = blocking ? [cmd, timeout as number] : [cmd];
+  args.push(keys.length, ...keys, side);
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  return c._run(args, transform, flags, ms);
+}
+
+/** BLPOP, BRPOP, BZPOPMIN, BZPOPMAX: `...keys timeout`, blocking for `timeout` seconds. */
+function runBpop(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  keys: RedisArgument | RedisArgument[],
+  timeout: number,
+  transform: Transform,
+): unknown {
+  if (got > 2) tooManyArguments(got, form);
+  const ms = secToMs(timeout);
+  return c._run([cmd, ...list(keys), timeout], transform, BL, ms);
+}
+
+/**
+ * ZUNION, ZINTER and their STORE variants: `head numkeys ...keys [WEIGHTS ...] [AGGREGATE a]`,
+ * then `WITHSCORES` when `withScores`.
+ */
+function runAggregate(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  head: RedisArgument[],
+  keys: RedisArgument[],
+  o: ZAggregateOptions | undefined,
+  transform: Transform,
+  flags: number,
+  withScores?: boolean,
+): unknown {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.ZAGGREGATE, o);
+  head.push(keys.length, ...keys);
+  if (o?.weights) head.push("WEIGHTS", ...o.weights.map(sc));
+  if (o?.aggregate) head.push("AGGREGATE", o.aggregate);
+  if (withScores) head.push("WITHSCORES");
+  return c._run(head, transform, flags);
+}
+
+/** HSCAN, SSCAN, ZSCAN: one page, `key cursor [MATCH pattern] [COUNT n]`. */
+function runScanPage(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  cursor: string | number,
+  o: CollectionScanOptions | undefined,
+  transform: Transform,
+): unknown {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.COLLECTION_SCAN, o);
+  const args: RedisArgument[] = [cmd, key, cursor];
+  if (o) scanArgs(args, o);
+  return c._run(args, transform, RO);
+}
+
+/**
+ * SPOP, SRANDMEMBER, ZRANDMEMBER, HRANDFIELD, ZPOPMIN, ZPOPMAX: `key [count]`, one element
+ * (`one`) without `count`, a list (`many`) with it.
+ */
+function runCount(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  count: number | undefined,
+  one: Transform | undefined,
+  many: Transform,
+  flags: number,
+): unknown {
+  if (got > 2) tooManyArguments(got, form);
+  if (count === undefined) return c._run([cmd, key], one, flags);
+  return c._run([cmd, key, count], many, flags);
+}
+
+/** FLUSHDB, FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH: `[ASYNC | SYNC]`. */
+function runFlush(
+  c: Runner,
+  got: number,
+  form: string,
+  args: RedisArgument[],
+  o: FlushOptions | undefined,
+): unknown {
+  if (got > 1 || o !== undefined) checkArgs(got, 1, form, O.FLUSH, o);
+  if (o?.async === true) args.push("ASYNC");
+  else if (o?.async === false) args.push("SYNC");
+  return c._run(args, T.ok, N);
+}
+
+/**
+ * A command whose only option is `count` (XRANGE, XREVRANGE, XAUTOCLAIM): checks the arguments,
+ * then runs `args [COUNT n] [tail]`. For methods whose `args` are their parameters as given, so
+ * building them cannot throw before the check.
+ */
+function runWithCount(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  args: RedisArgument[],
+  o: { count?: number } | undefined,
+  transform: Transform,
+  flags: number,
+  tail?: string,
+): unknown {
+  if (got > max || o !== undefined) checkArgs(got, max, form, O.COUNT, o);
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  if (tail !== undefined) args.push(tail);
+  return c._run(args, transform, flags);
+}
+
+/**
+ * XREAD, XREADGROUP: checks the arguments, then runs `args [COUNT n] [BLOCK ms] [NOACK]
+ * STREAMS ...keys ...ids`, blocking (`BL`) for `block` milliseconds when given.
+ */
+function runRead(
+  c: Runner,
+  got: number,
+  max: number,
+  form: string,
+  spec: OptionSpec,
+  args: RedisArgument[],
+  streams: XReadStreams,
+  o: XReadGroupOptions | undefined,
+  flags: number,
+): unknown {
+  if (got > max || o !== undefined) checkArgs(got, max, form, spec, o);
+  if (o?.count !== undefined) args.push("COUNT", o.count);
+  const block = o?.block;
+  if (block !== undefined) args.push("BLOCK", block);
+  if (o?.noack) args.push("NOACK");
+  streamsArgs(args, streams);
+  return c._run(args, T.streamMessages, block === undefined ? flags : flags | BL, block);
+}
+
+/**
+ * PEXPIRE, EXPIREAT, PEXPIREAT: `key time [NX | XX | GT | LT]`. (EXPIRE, one of the most used
+ * commands, checks inline: no extra call on its path.)
+ */
+function runExpire(
+  c: Runner,
+  got: number,
+  form: string,
+  cmd: string,
+  key: RedisArgument,
+  time: number,
+  o: ExpireOptions | undefined,
+): unknown {
+  if (got > 3 || o !== undefined) checkArgs(got, 3, form, O.EXPIRE, o);
+  return c._run(expireArgs([cmd, key, time], o), T.bool, N);
+}
+
+/** The filters of CLIENT KILL in the order they are sent (`skipme` as `yes`/`no`). */
+const KILL_FILTERS = ["id", "type", "user", "addr", "laddr", "skipme", "maxage"] as const;
 
 /**
  * The typed Redis command methods. Every client (standalone, cluster, sentinel, multi-db), its
@@ -350,10 +606,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"` or the old value (with `get`), null when a condition was not met.
    */
   set(key: RedisArgument, value: RedisArgument, options?: SetOptions): Promise<S | "OK" | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "set(key, value, options?)", O.SET);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "set(key, value, options?)", O.SET, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.SET, "set");
     const args: RedisArgument[] = ["SET", key, value];
     if (options) {
       if (options.ex !== undefined) args.push("EX", options.ex);
@@ -410,8 +665,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was set.
    */
   setnx(key: RedisArgument, value: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "setnx(key, value)");
-    return this._run(["SETNX", key, value], T.bool, N) as Promise<boolean>;
+    const form = "setnx(key, value)";
+    return run(this, arguments.length, 2, form, ["SETNX", key, value], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -423,8 +680,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   setex(key: RedisArgument, seconds: number, value: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setex(key, seconds, value)");
-    return this._run(["SETEX", key, seconds, value], T.ok, N) as Promise<"OK">;
+    const form = "setex(key, seconds, value)";
+    return run(this, arguments.length, 3, form, ["SETEX", key, seconds, value], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -436,10 +695,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   psetex(key: RedisArgument, milliseconds: number, value: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "psetex(key, milliseconds, value)");
-    }
-    return this._run(["PSETEX", key, milliseconds, value], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "psetex(key, milliseconds, value)",
+      ["PSETEX", key, milliseconds, value],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -450,8 +714,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The old value, or null.
    */
   getset(key: RedisArgument, value: RedisArgument): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getset(key, value)");
-    return this._run(["GETSET", key, value], undefined, N) as Promise<S | null>;
+    const form = "getset(key, value)";
+    return run(this, arguments.length, 2, form, ["GETSET", key, value], undefined, N) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -461,8 +727,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getdel(key: RedisArgument): Promise<S | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "getdel(key)");
-    return this._run(["GETDEL", key], undefined, N) as Promise<S | null>;
+    return run(this, arguments.length, 1, "getdel(key)", ["GETDEL", key], undefined, N) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -473,8 +740,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The value, or null.
    */
   getex(key: RedisArgument, options?: GetExOptions): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getex(key, options?)", O.GETEX);
-    if (options !== undefined) checkCommandOptions(options, O.GETEX, "getex");
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "getex(key, options?)", O.GETEX, options);
+    }
     const args: RedisArgument[] = ["GETEX", key];
     if (options?.ex !== undefined) args.push("EX", options.ex);
     if (options?.px !== undefined) args.push("PX", options.px);
@@ -492,8 +760,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   append(key: RedisArgument, value: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "append(key, value)");
-    return this._run(["APPEND", key, value], T.num, N) as Promise<number>;
+    const form = "append(key, value)";
+    return run(this, arguments.length, 2, form, ["APPEND", key, value], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -503,8 +773,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 for a missing key.
    */
   strlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "strlen(key)");
-    return this._run(["STRLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "strlen(key)", ["STRLEN", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -538,8 +809,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   incrbyfloat(key: RedisArgument, increment: number): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "incrbyfloat(key, increment)");
-    return this._run(["INCRBYFLOAT", key, increment], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "incrbyfloat(key, increment)",
+      ["INCRBYFLOAT", key, increment],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -574,8 +852,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The substring (empty for a missing key).
    */
   getrange(key: RedisArgument, start: number, end: number): Promise<S> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "getrange(key, start, end)");
-    return this._run(["GETRANGE", key, start, end], undefined, RO) as Promise<S>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "getrange(key, start, end)",
+      ["GETRANGE", key, start, end],
+      undefined,
+      RO,
+    ) as Promise<S>;
   }
 
   /**
@@ -587,8 +872,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new length.
    */
   setrange(key: RedisArgument, offset: number, value: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setrange(key, offset, value)");
-    return this._run(["SETRANGE", key, offset, value], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "setrange(key, offset, value)",
+      ["SETRANGE", key, offset, value],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -599,8 +891,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The subsequence.
    */
   lcs(key1: RedisArgument, key2: RedisArgument): Promise<S> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lcs(key1, key2)");
-    return this._run(["LCS", key1, key2], undefined, RO) as Promise<S>;
+    const form = "lcs(key1, key2)";
+    return run(this, arguments.length, 2, form, ["LCS", key1, key2], undefined, RO) as Promise<S>;
   }
 
   /**
@@ -611,8 +903,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   lcsLen(key1: RedisArgument, key2: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lcsLen(key1, key2)");
-    return this._run(["LCS", key1, key2, "LEN"], T.num, RO) as Promise<number>;
+    const form = "lcsLen(key1, key2)";
+    return run(this, arguments.length, 2, form, ["LCS", key1, key2, "LEN"], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -628,10 +922,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key2: RedisArgument,
     options?: { minMatchLen?: number; withMatchLen?: boolean },
   ): Promise<LcsIdxResult> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lcsIdx(key1, key2, options?)", O.LCS_IDX);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "lcsIdx(key1, key2, options?)", O.LCS_IDX, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LCS_IDX, "lcsIdx");
     const args: RedisArgument[] = ["LCS", key1, key2, "IDX"];
     if (options?.minMatchLen !== undefined) args.push("MINMATCHLEN", options.minMatchLen);
     if (options?.withMatchLen) args.push("WITHMATCHLEN");
@@ -679,10 +972,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expire(key: RedisArgument, seconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "expire(key, seconds, options?)", O.EXPIRE);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "expire(key, seconds, options?)", O.EXPIRE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expire");
     return this._run(expireArgs(["EXPIRE", key, seconds], options), T.bool, N) as Promise<boolean>;
   }
 
@@ -695,12 +987,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   pexpire(key: RedisArgument, milliseconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "pexpire(key, milliseconds, options?)", O.EXPIRE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpire");
-    const args = expireArgs(["PEXPIRE", key, milliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "pexpire(key, milliseconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIRE",
+      key,
+      milliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -712,12 +1008,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the expiry was set.
    */
   expireat(key: RedisArgument, unixSeconds: number, options?: ExpireOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "expireat(key, unixSeconds, options?)", O.EXPIRE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "expireat");
-    const args = expireArgs(["EXPIREAT", key, unixSeconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "expireat(key, unixSeconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "EXPIREAT",
+      key,
+      unixSeconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -733,12 +1033,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     unixMilliseconds: number,
     options?: ExpireOptions,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "pexpireat(key, unixMilliseconds, options?)", O.EXPIRE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.EXPIRE, "pexpireat");
-    const args = expireArgs(["PEXPIREAT", key, unixMilliseconds], options);
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    const form = "pexpireat(key, unixMilliseconds, options?)";
+    return runExpire(
+      this,
+      arguments.length,
+      form,
+      "PEXPIREAT",
+      key,
+      unixMilliseconds,
+      options,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -748,8 +1052,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   expiretime(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "expiretime(key)");
-    return this._run(["EXPIRETIME", key], T.num, RO) as Promise<number>;
+    const form = "expiretime(key)";
+    return run(this, arguments.length, 1, form, ["EXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -759,8 +1063,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The time, -1 without expiry, -2 for a missing key.
    */
   pexpiretime(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "pexpiretime(key)");
-    return this._run(["PEXPIRETIME", key], T.num, RO) as Promise<number>;
+    const form = "pexpiretime(key)";
+    return run(this, arguments.length, 1, form, ["PEXPIRETIME", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -781,8 +1085,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Milliseconds, -1 without expiry, -2 for a missing key.
    */
   pttl(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "pttl(key)");
-    return this._run(["PTTL", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "pttl(key)", ["PTTL", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -792,8 +1095,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether an expiry was removed.
    */
   persist(key: RedisArgument): Promise<boolean> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "persist(key)");
-    return this._run(["PERSIST", key], T.bool, N) as Promise<boolean>;
+    return run(this, arguments.length, 1, "persist(key)", ["PERSIST", key], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -803,8 +1107,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"string"`, `"list"`, `"set"`, `"zset"`, `"hash"`, `"stream"` or `"none"`.
    */
   type(key: RedisArgument): Promise<string> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "type(key)");
-    return this._run(["TYPE", key], T.str, RO) as Promise<string>;
+    return run(this, arguments.length, 1, "type(key)", ["TYPE", key], T.str, RO) as Promise<string>;
   }
 
   /**
@@ -815,8 +1118,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   rename(key: RedisArgument, newKey: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "rename(key, newKey)");
-    return this._run(["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
+    const form = "rename(key, newKey)";
+    return run(this, arguments.length, 2, form, ["RENAME", key, newKey], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -827,8 +1130,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was renamed.
    */
   renamenx(key: RedisArgument, newKey: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "renamenx(key, newKey)");
-    return this._run(["RENAMENX", key, newKey], T.bool, N) as Promise<boolean>;
+    const form = "renamenx(key, newKey)";
+    return run(this, arguments.length, 2, form, ["RENAMENX", key, newKey], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -838,8 +1143,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The keys.
    */
   keys(pattern: string): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "keys(pattern)");
-    return this._run(["KEYS", pattern], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "keys(pattern)", ["KEYS", pattern], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -848,8 +1154,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A key, or null when the database is empty.
    */
   randomkey(): Promise<S | null> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "randomkey()");
-    return this._run(["RANDOMKEY"], undefined, RO) as Promise<S | null>;
+    return run(this, arguments.length, 0, "randomkey()", ["RANDOMKEY"], undefined, RO) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -871,10 +1178,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the key was copied.
    */
   copy(source: RedisArgument, destination: RedisArgument, options?: CopyOptions): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "copy(source, destination, options?)", O.COPY);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "copy(source, destination, options?)", O.COPY, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.COPY, "copy");
     const args: RedisArgument[] = ["COPY", source, destination];
     if (options?.db !== undefined) args.push("DB", options.db);
     if (options?.replace) args.push("REPLACE");
@@ -888,8 +1194,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The serialized value, or null for a missing key.
    */
   dump(key: RedisArgument): Promise<Uint8Array | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "dump(key)");
-    return this._run(["DUMP", key], undefined, RO | FLAG_BINARY) as Promise<Uint8Array | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "dump(key)",
+      ["DUMP", key],
+      undefined,
+      RO | FLAG_BINARY,
+    ) as Promise<Uint8Array | null>;
   }
 
   /**
@@ -907,10 +1220,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     serialized: Uint8Array,
     options?: RestoreOptions,
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "restore(key, ttl, serialized, options?)", O.RESTORE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "restore(key, ttl, serialized, options?)", O.RESTORE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.RESTORE, "restore");
     const args: RedisArgument[] = ["RESTORE", key, ttl, serialized];
     if (options?.replace) args.push("REPLACE");
     if (options?.absttl) args.push("ABSTTL");
@@ -926,8 +1238,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns E.g. `"listpack"`, `"hashtable"`, `"int"`; null for a missing key.
    */
   objectEncoding(key: RedisArgument): Promise<string | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectEncoding(key)");
-    return this._run(["OBJECT", "ENCODING", key], T.strOrNull, RO) as Promise<string | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectEncoding(key)",
+      ["OBJECT", "ENCODING", key],
+      T.strOrNull,
+      RO,
+    ) as Promise<string | null>;
   }
 
   /**
@@ -937,8 +1256,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The frequency, or null for a missing key.
    */
   objectFreq(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectFreq(key)");
-    return this._run(["OBJECT", "FREQ", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectFreq(key)",
+      ["OBJECT", "FREQ", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -948,8 +1274,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Seconds, or null for a missing key.
    */
   objectIdletime(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectIdletime(key)");
-    return this._run(["OBJECT", "IDLETIME", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectIdletime(key)",
+      ["OBJECT", "IDLETIME", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -959,8 +1292,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count, or null for a missing key.
    */
   objectRefcount(key: RedisArgument): Promise<number | null> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "objectRefcount(key)");
-    return this._run(["OBJECT", "REFCOUNT", key], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "objectRefcount(key)",
+      ["OBJECT", "REFCOUNT", key],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -971,9 +1311,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The sorted elements (or looked-up values with `get`).
    */
   sort(key: RedisArgument, options?: SortOptions): Promise<(S | null)[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "sort(key, options?)", O.SORT);
-    if (options !== undefined) checkCommandOptions(options, O.SORT, "sort");
-    return this._run(sortArgs(["SORT", key], options), T.arr, N) as Promise<(S | null)[]>;
+    const args = sortArgs(arguments.length, 2, "sort(key, options?)", ["SORT", key], options);
+    return this._run(args, T.arr, N) as Promise<(S | null)[]>;
   }
 
   /**
@@ -989,11 +1328,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     options?: SortOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "sortStore(key, destination, options?)", O.SORT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.SORT, "sortStore");
-    const args = sortArgs(["SORT", key], options);
+    const form = "sortStore(key, destination, options?)";
+    const args = sortArgs(arguments.length, 3, form, ["SORT", key], options);
     args.push("STORE", destination);
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -1006,10 +1342,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The next cursor and the keys of this page.
    */
   scanPage(cursor: string | number, options?: ScanOptions): Promise<[string, S[]]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "scanPage(cursor, options?)", O.SCAN);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "scanPage(cursor, options?)", O.SCAN, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.SCAN, "scanPage");
     const args: RedisArgument[] = ["SCAN", cursor];
     if (options) scanArgs(args, options);
     return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
@@ -1078,8 +1413,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the field was set.
    */
   hsetnx(key: RedisArgument, field: RedisArgument, value: RedisArgument): Promise<boolean> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "hsetnx(key, field, value)");
-    return this._run(["HSETNX", key, field, value], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "hsetnx(key, field, value)",
+      ["HSETNX", key, field, value],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1135,8 +1477,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it exists.
    */
   hexists(key: RedisArgument, field: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hexists(key, field)");
-    return this._run(["HEXISTS", key, field], T.bool, RO) as Promise<boolean>;
+    const form = "hexists(key, field)";
+    return run(this, arguments.length, 2, form, ["HEXISTS", key, field], T.bool, RO) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -1161,10 +1505,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new value.
    */
   hincrbyfloat(key: RedisArgument, field: RedisArgument, increment: number): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "hincrbyfloat(key, field, increment)");
-    }
-    return this._run(["HINCRBYFLOAT", key, field, increment], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "hincrbyfloat(key, field, increment)",
+      ["HINCRBYFLOAT", key, field, increment],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -1174,8 +1523,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The fields.
    */
   hkeys(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hkeys(key)");
-    return this._run(["HKEYS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "hkeys(key)", ["HKEYS", key], T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -1185,8 +1533,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The values.
    */
   hvals(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hvals(key)");
-    return this._run(["HVALS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "hvals(key)", ["HVALS", key], T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -1196,8 +1543,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of fields.
    */
   hlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "hlen(key)");
-    return this._run(["HLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "hlen(key)", ["HLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -1208,8 +1554,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length in bytes, 0 when missing.
    */
   hstrlen(key: RedisArgument, field: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hstrlen(key, field)");
-    return this._run(["HSTRLEN", key, field], T.num, RO) as Promise<number>;
+    const form = "hstrlen(key, field)";
+    return run(this, arguments.length, 2, form, ["HSTRLEN", key, field], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1236,11 +1584,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   hrandfield(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "hrandfield(key, count?)");
-    if (count === undefined) {
-      return this._run(["HRANDFIELD", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["HRANDFIELD", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "hrandfield(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "HRANDFIELD",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -1251,10 +1606,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `[field, value]` pairs.
    */
   hrandfieldWithValues(key: RedisArgument, count: number): Promise<[S, S][]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "hrandfieldWithValues(key, count)");
-    }
-    return this._run(["HRANDFIELD", key, count, "WITHVALUES"], T.pairs, RO) as Promise<[S, S][]>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "hrandfieldWithValues(key, count)",
+      ["HRANDFIELD", key, count, "WITHVALUES"],
+      T.pairs,
+      RO,
+    ) as Promise<[S, S][]>;
   }
 
   /**
@@ -1270,13 +1630,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, [S, S][]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "hscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "hscanPage");
-    const args: RedisArgument[] = ["HSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.hscanPage, RO) as Promise<[string, [S, S][]]>;
+    const form = "hscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "HSCAN",
+      key,
+      cursor,
+      options,
+      T.hscanPage,
+    ) as Promise<[string, [S, S][]]>;
   }
 
   // ------------------------------------------------------------------ lists
@@ -1390,8 +1754,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   llen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "llen(key)");
-    return this._run(["LLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "llen(key)", ["LLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -1403,8 +1766,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The elements.
    */
   lrange(key: RedisArgument, start: number, stop: number): Promise<S[]> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lrange(key, start, stop)");
-    return this._run(["LRANGE", key, start, stop], T.arr, RO) as Promise<S[]>;
+    const form = "lrange(key, start, stop)";
+    return run(this, arguments.length, 3, form, ["LRANGE", key, start, stop], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -1415,8 +1780,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The element, or null.
    */
   lindex(key: RedisArgument, index: number): Promise<S | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "lindex(key, index)");
-    return this._run(["LINDEX", key, index], undefined, RO) as Promise<S | null>;
+    const form = "lindex(key, index)";
+    return run(this, arguments.length, 2, form, ["LINDEX", key, index], undefined, RO) as Promise<
+      S | null
+    >;
   }
 
   /**
@@ -1428,8 +1795,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   lset(key: RedisArgument, index: number, element: RedisArgument): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lset(key, index, element)");
-    return this._run(["LSET", key, index, element], T.ok, N) as Promise<"OK">;
+    const form = "lset(key, index, element)";
+    return run(this, arguments.length, 3, form, ["LSET", key, index, element], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -1447,10 +1816,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     pivot: RedisArgument,
     element: RedisArgument,
   ): Promise<number> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "linsert(key, where, pivot, element)");
-    }
-    return this._run(["LINSERT", key, where, pivot, element], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      4,
+      "linsert(key, where, pivot, element)",
+      ["LINSERT", key, where, pivot, element],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -1462,8 +1836,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   lrem(key: RedisArgument, count: number, element: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "lrem(key, count, element)");
-    return this._run(["LREM", key, count, element], T.num, N) as Promise<number>;
+    const form = "lrem(key, count, element)";
+    return run(this, arguments.length, 3, form, ["LREM", key, count, element], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1475,8 +1851,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   ltrim(key: RedisArgument, start: number, stop: number): Promise<"OK"> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "ltrim(key, start, stop)");
-    return this._run(["LTRIM", key, start, stop], T.ok, N) as Promise<"OK">;
+    const form = "ltrim(key, start, stop)";
+    return run(this, arguments.length, 3, form, ["LTRIM", key, start, stop], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -1488,11 +1866,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The index, or null when not found.
    */
   lpos(key: RedisArgument, element: RedisArgument, options?: LposOptions): Promise<number | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lpos(key, element, options?)", O.LPOS);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lpos");
-    return this._run(lposArgs(key, element, options), T.numOrNull, RO) as Promise<number | null>;
+    const args = lposArgs(
+      arguments.length,
+      3,
+      "lpos(key, element, options?)",
+      key,
+      element,
+      options,
+    );
+    return this._run(args, T.numOrNull, RO) as Promise<number | null>;
   }
 
   /**
@@ -1510,11 +1892,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     count: number,
     options?: LposOptions,
   ): Promise<number[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "lposCount(key, element, count, options?)", O.LPOS);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.LPOS, "lposCount");
-    const args = lposArgs(key, element, options);
+    const form = "lposCount(key, element, count, options?)";
+    const args = lposArgs(arguments.length, 4, form, key, element, options);
     args.push("COUNT", count);
     return this._run(args, T.nums, RO) as Promise<number[]>;
   }
@@ -1534,10 +1913,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     from: ListSide,
     to: ListSide,
   ): Promise<S | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "lmove(source, destination, from, to)");
-    }
-    return this._run(["LMOVE", source, destination, from, to], undefined, N) as Promise<S | null>;
+    return run(
+      this,
+      arguments.length,
+      4,
+      "lmove(source, destination, from, to)",
+      ["LMOVE", source, destination, from, to],
+      undefined,
+      N,
+    ) as Promise<S | null>;
   }
 
   /**
@@ -1553,13 +1937,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "lmpop(keys, side, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "lmpop");
-    const args: RedisArgument[] = ["LMPOP", keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyElements, N) as Promise<KeyElements<S> | null>;
+    const form = "lmpop(keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "LMPOP",
+      N,
+      undefined,
+      keys,
+      side,
+      options,
+      T.keyElements,
+    ) as Promise<KeyElements<S> | null>;
   }
 
   /**
@@ -1570,10 +1960,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   blpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "blpop(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BLPOP", ...list(keys), timeout];
-    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+    const form = "blpop(keys, timeout)";
+    return runBpop(this, arguments.length, form, "BLPOP", keys, timeout, T.keyElement) as Promise<
+      KeyElement<S> | null
+    >;
   }
 
   /**
@@ -1584,10 +1974,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The key and the element, or null on timeout.
    */
   brpop(keys: RedisArgument | RedisArgument[], timeout: number): Promise<KeyElement<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "brpop(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BRPOP", ...list(keys), timeout];
-    return this._run(args, T.keyElement, BL, ms) as Promise<KeyElement<S> | null>;
+    const form = "brpop(keys, timeout)";
+    return runBpop(this, arguments.length, form, "BRPOP", keys, timeout, T.keyElement) as Promise<
+      KeyElement<S> | null
+    >;
   }
 
   /**
@@ -1630,14 +2020,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ListSide,
     options?: { count?: number },
   ): Promise<KeyElements<S> | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "blmpop(timeout, keys, side, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "blmpop");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BLMPOP", timeout, keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyElements, BL, ms) as Promise<KeyElements<S> | null>;
+    const form = "blmpop(timeout, keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "BLMPOP",
+      BL,
+      timeout,
+      keys,
+      side,
+      options,
+      T.keyElements,
+    ) as Promise<KeyElements<S> | null>;
   }
 
   /**
@@ -1692,8 +2087,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, in no particular order.
    */
   smembers(key: RedisArgument): Promise<S[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "smembers(key)");
-    return this._run(["SMEMBERS", key], T.arr, RO) as Promise<S[]>;
+    return run(this, arguments.length, 1, "smembers(key)", ["SMEMBERS", key], T.arr, RO) as Promise<
+      S[]
+    >;
   }
 
   /**
@@ -1704,8 +2100,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether it is a member.
    */
   sismember(key: RedisArgument, member: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "sismember(key, member)");
-    return this._run(["SISMEMBER", key, member], T.bool, RO) as Promise<boolean>;
+    const form = "sismember(key, member)";
+    return run(this, arguments.length, 2, form, ["SISMEMBER", key, member], T.bool, RO) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -1726,8 +2124,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   scard(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scard(key)");
-    return this._run(["SCARD", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "scard(key)", ["SCARD", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -1754,9 +2153,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   spop(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "spop(key, count?)");
-    if (count === undefined) return this._run(["SPOP", key], undefined, N) as Promise<S | null>;
-    return this._run(["SPOP", key, count], T.arr, N) as Promise<S[]>;
+    const form = "spop(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "SPOP",
+      key,
+      count,
+      undefined,
+      T.arr,
+      N,
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -1783,11 +2191,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   srandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "srandmember(key, count?)");
-    if (count === undefined) {
-      return this._run(["SRANDMEMBER", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["SRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "srandmember(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "SRANDMEMBER",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -1803,10 +2218,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     destination: RedisArgument,
     member: RedisArgument,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "smove(source, destination, member)");
-    }
-    return this._run(["SMOVE", source, destination, member], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "smove(source, destination, member)",
+      ["SMOVE", source, destination, member],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -1827,10 +2247,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   sintercard(keys: RedisArgument[], options?: { limit?: number }): Promise<number> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "sintercard(keys, options?)", O.LIMIT);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "sintercard(keys, options?)", O.LIMIT, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.LIMIT, "sintercard");
     const args: RedisArgument[] = ["SINTERCARD", keys.length, ...keys];
     if (options?.limit !== undefined) args.push("LIMIT", options.limit);
     return this._run(args, T.num, RO) as Promise<number>;
@@ -1902,13 +2321,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, S[]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "sscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "sscanPage");
-    const args: RedisArgument[] = ["SSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.scanPage, RO) as Promise<[string, S[]]>;
+    const form = "sscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "SSCAN",
+      key,
+      cursor,
+      options,
+      T.scanPage,
+    ) as Promise<[string, S[]]>;
   }
 
   // ------------------------------------------------------------ sorted sets
@@ -1926,10 +2349,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: ZAddMember | ZAddMember[],
     options?: ZAddOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zadd(key, members, options?)", O.ZADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "zadd(key, members, options?)", O.ZADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zadd");
     const args = zaddArgs(key, options);
     for (const m of list(members)) args.push(sc(m.score), m.member);
     return this._run(args, T.num, N) as Promise<number>;
@@ -1944,10 +2366,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score, or null when a condition was not met.
    */
   zaddIncr(key: RedisArgument, member: ZAddMember, options?: ZAddOptions): Promise<number | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zaddIncr(key, member, options?)", O.ZADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "zaddIncr(key, member, options?)", O.ZADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZADD, "zaddIncr");
     const args = zaddArgs(key, options);
     args.push("INCR", sc(member.score), member.member);
     return this._run(args, T.numOrNull, N) as Promise<number | null>;
@@ -1962,8 +2383,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The new score.
    */
   zincrby(key: RedisArgument, increment: number, member: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zincrby(key, increment, member)");
-    return this._run(["ZINCRBY", key, sc(increment), member], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zincrby(key, increment, member)",
+      ["ZINCRBY", key, sc(increment), member],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2009,8 +2437,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrank(key, member)");
-    return this._run(["ZRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+    const form = "zrank(key, member)";
+    return run(this, arguments.length, 2, form, ["ZRANK", key, member], T.numOrNull, RO) as Promise<
+      number | null
+    >;
   }
 
   /**
@@ -2021,8 +2451,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The 0-based rank, or null.
    */
   zrevrank(key: RedisArgument, member: RedisArgument): Promise<number | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrevrank(key, member)");
-    return this._run(["ZREVRANK", key, member], T.numOrNull, RO) as Promise<number | null>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "zrevrank(key, member)",
+      ["ZREVRANK", key, member],
+      T.numOrNull,
+      RO,
+    ) as Promise<number | null>;
   }
 
   /**
@@ -2032,8 +2469,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   zcard(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "zcard(key)");
-    return this._run(["ZCARD", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "zcard(key)", ["ZCARD", key], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -2045,8 +2483,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zcount(key: RedisArgument, min: number | string, max: number | string): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zcount(key, min, max)");
-    return this._run(["ZCOUNT", key, sc(min), sc(max)], T.num, RO) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zcount(key, min, max)",
+      ["ZCOUNT", key, sc(min), sc(max)],
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -2058,8 +2503,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   zlexcount(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zlexcount(key, min, max)");
-    return this._run(["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<number>;
+    const form = "zlexcount(key, min, max)";
+    return run(this, arguments.length, 3, form, ["ZLEXCOUNT", key, min, max], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -2077,10 +2524,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<S[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "zrange(key, start, stop, options?)", O.ZRANGE);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "zrange(key, start, stop, options?)", O.ZRANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrange");
     return this._run(zrangeArgs(["ZRANGE", key], start, stop, options), T.arr, RO) as Promise<S[]>;
   }
 
@@ -2099,10 +2545,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "zrangeWithScores(key, start, stop, options?)", O.ZRANGE);
+    const form = "zrangeWithScores(key, start, stop, options?)";
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, form, O.ZRANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangeWithScores");
     const args = zrangeArgs(["ZRANGE", key], start, stop, options);
     args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
@@ -2125,14 +2571,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     stop: number | string,
     options?: ZRangeOptions,
   ): Promise<number> {
-    if (arguments.length > 5) {
-      tooManyArguments(
-        arguments.length,
-        "zrangestore(destination, source, start, stop, options?)",
-        O.ZRANGE,
-      );
+    const form = "zrangestore(destination, source, start, stop, options?)";
+    if (arguments.length > 5 || options !== undefined) {
+      checkArgs(arguments.length, 5, form, O.ZRANGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ZRANGE, "zrangestore");
     const args = zrangeArgs(["ZRANGESTORE", destination, source], start, stop, options);
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2146,10 +2588,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebyrank(key: RedisArgument, start: number, stop: number): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zremrangebyrank(key, start, stop)");
-    }
-    return this._run(["ZREMRANGEBYRANK", key, start, stop], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebyrank(key, start, stop)",
+      ["ZREMRANGEBYRANK", key, start, stop],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2165,8 +2612,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     min: number | string,
     max: number | string,
   ): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebyscore(key, min, max)");
-    return this._run(["ZREMRANGEBYSCORE", key, sc(min), sc(max)], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebyscore(key, min, max)",
+      ["ZREMRANGEBYSCORE", key, sc(min), sc(max)],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2178,8 +2632,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many were removed.
    */
   zremrangebylex(key: RedisArgument, min: RedisArgument, max: RedisArgument): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "zremrangebylex(key, min, max)");
-    return this._run(["ZREMRANGEBYLEX", key, min, max], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "zremrangebylex(key, min, max)",
+      ["ZREMRANGEBYLEX", key, min, max],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2212,11 +2673,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmin(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZPOPMIN", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
-    }
-    return this._run(["ZPOPMIN", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+    const form = "zpopmin(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZPOPMIN",
+      key,
+      count,
+      T.scoredOne,
+      T.scored,
+      N,
+    ) as Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
   }
 
   /**
@@ -2249,11 +2717,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     key: RedisArgument,
     count?: number,
   ): Promise<ScoredMember<S> | null | ScoredMember<S>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zpopmax(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZPOPMAX", key], T.scoredOne, N) as Promise<ScoredMember<S> | null>;
-    }
-    return this._run(["ZPOPMAX", key, count], T.scored, N) as Promise<ScoredMember<S>[]>;
+    const form = "zpopmax(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZPOPMAX",
+      key,
+      count,
+      T.scoredOne,
+      T.scored,
+      N,
+    ) as Promise<ScoredMember<S> | null | ScoredMember<S>[]>;
   }
 
   /**
@@ -2280,11 +2755,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]>;
   zrandmember(key: RedisArgument, count?: number): Promise<S | null | S[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zrandmember(key, count?)");
-    if (count === undefined) {
-      return this._run(["ZRANDMEMBER", key], undefined, RO) as Promise<S | null>;
-    }
-    return this._run(["ZRANDMEMBER", key, count], T.arr, RO) as Promise<S[]>;
+    const form = "zrandmember(key, count?)";
+    return runCount(
+      this,
+      arguments.length,
+      form,
+      "ZRANDMEMBER",
+      key,
+      count,
+      undefined,
+      T.arr,
+      RO,
+    ) as Promise<S | null | S[]>;
   }
 
   /**
@@ -2295,11 +2777,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members and scores.
    */
   zrandmemberWithScores(key: RedisArgument, count: number): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zrandmemberWithScores(key, count)");
-    }
-    const args: RedisArgument[] = ["ZRANDMEMBER", key, count, "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "zrandmemberWithScores(key, count)",
+      ["ZRANDMEMBER", key, count, "WITHSCORES"],
+      T.scored,
+      RO,
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2315,12 +2801,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zunionstore(destination, keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionstore");
-    const args: RedisArgument[] = ["ZUNIONSTORE", destination, ...aggArgs(keys, options)];
-    return this._run(args, T.num, N) as Promise<number>;
+    const form = "zunionstore(destination, keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      3,
+      form,
+      ["ZUNIONSTORE", destination],
+      keys,
+      options,
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2336,12 +2828,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zinterstore(destination, keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterstore");
-    const args: RedisArgument[] = ["ZINTERSTORE", destination, ...aggArgs(keys, options)];
-    return this._run(args, T.num, N) as Promise<number>;
+    const form = "zinterstore(destination, keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      3,
+      form,
+      ["ZINTERSTORE", destination],
+      keys,
+      options,
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2365,11 +2863,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zunion(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zunion(keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunion");
-    return this._run(["ZUNION", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+    const form = "zunion(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZUNION"],
+      keys,
+      options,
+      T.arr,
+      RO,
+    ) as Promise<S[]>;
   }
 
   /**
@@ -2383,12 +2888,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zunionWithScores(keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zunionWithScores");
-    const args: RedisArgument[] = ["ZUNION", ...aggArgs(keys, options), "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    const form = "zunionWithScores(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZUNION"],
+      keys,
+      options,
+      T.scored,
+      RO,
+      true,
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2399,11 +2911,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members, by score.
    */
   zinter(keys: RedisArgument[], options?: ZAggregateOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zinter(keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinter");
-    return this._run(["ZINTER", ...aggArgs(keys, options)], T.arr, RO) as Promise<S[]>;
+    const form = "zinter(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZINTER"],
+      keys,
+      options,
+      T.arr,
+      RO,
+    ) as Promise<S[]>;
   }
 
   /**
@@ -2417,12 +2936,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[],
     options?: ZAggregateOptions,
   ): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "zinterWithScores(keys, options?)", O.ZAGGREGATE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.ZAGGREGATE, "zinterWithScores");
-    const args: RedisArgument[] = ["ZINTER", ...aggArgs(keys, options), "WITHSCORES"];
-    return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
+    const form = "zinterWithScores(keys, options?)";
+    return runAggregate(
+      this,
+      arguments.length,
+      2,
+      form,
+      ["ZINTER"],
+      keys,
+      options,
+      T.scored,
+      RO,
+      true,
+    ) as Promise<ScoredMember<S>[]>;
   }
 
   /**
@@ -2461,13 +2987,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zmpop(keys, side, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "zmpop");
-    const args: RedisArgument[] = ["ZMPOP", keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyScored, N) as Promise<KeyScoredMembers<S> | null>;
+    const form = "zmpop(keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "ZMPOP",
+      N,
+      undefined,
+      keys,
+      side,
+      options,
+      T.keyScored,
+    ) as Promise<KeyScoredMembers<S> | null>;
   }
 
   /**
@@ -2481,10 +3013,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmin(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZPOPMIN", ...list(keys), timeout];
-    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+    const form = "bzpopmin(keys, timeout)";
+    return runBpop(
+      this,
+      arguments.length,
+      form,
+      "BZPOPMIN",
+      keys,
+      timeout,
+      T.keyMemberScore,
+    ) as Promise<KeyScoredMember<S> | null>;
   }
 
   /**
@@ -2498,10 +3036,16 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument | RedisArgument[],
     timeout: number,
   ): Promise<KeyScoredMember<S> | null> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "bzpopmax(keys, timeout)");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZPOPMAX", ...list(keys), timeout];
-    return this._run(args, T.keyMemberScore, BL, ms) as Promise<KeyScoredMember<S> | null>;
+    const form = "bzpopmax(keys, timeout)";
+    return runBpop(
+      this,
+      arguments.length,
+      form,
+      "BZPOPMAX",
+      keys,
+      timeout,
+      T.keyMemberScore,
+    ) as Promise<KeyScoredMember<S> | null>;
   }
 
   /**
@@ -2519,14 +3063,19 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     side: ZPopSide,
     options?: { count?: number },
   ): Promise<KeyScoredMembers<S> | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "bzmpop(timeout, keys, side, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "bzmpop");
-    const ms = secToMs(timeout);
-    const args: RedisArgument[] = ["BZMPOP", timeout, keys.length, ...keys, side];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.keyScored, BL, ms) as Promise<KeyScoredMembers<S> | null>;
+    const form = "bzmpop(timeout, keys, side, options?)";
+    return runMpop(
+      this,
+      arguments.length,
+      form,
+      "BZMPOP",
+      BL,
+      timeout,
+      keys,
+      side,
+      options,
+      T.keyScored,
+    ) as Promise<KeyScoredMembers<S> | null>;
   }
 
   /**
@@ -2542,13 +3091,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     cursor: string | number,
     options?: CollectionScanOptions,
   ): Promise<[string, ScoredMember<S>[]]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "zscanPage(key, cursor, options?)", O.COLLECTION_SCAN);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COLLECTION_SCAN, "zscanPage");
-    const args: RedisArgument[] = ["ZSCAN", key, cursor];
-    if (options) scanArgs(args, options);
-    return this._run(args, T.zscanPage, RO) as Promise<[string, ScoredMember<S>[]]>;
+    const form = "zscanPage(key, cursor, options?)";
+    return runScanPage(
+      this,
+      arguments.length,
+      form,
+      "ZSCAN",
+      key,
+      cursor,
+      options,
+      T.zscanPage,
+    ) as Promise<[string, ScoredMember<S>[]]>;
   }
 
   // ---------------------------------------------------------------- streams
@@ -2568,10 +3121,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     fields: StreamFields,
     options?: XAddOptions,
   ): Promise<string | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xadd(key, id, fields, options?)", O.XADD);
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, "xadd(key, id, fields, options?)", O.XADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.XADD, "xadd");
     const args: RedisArgument[] = ["XADD", key];
     if (options?.nomkstream) args.push("NOMKSTREAM");
     if (options) trimArgs(args, options);
@@ -2594,13 +3146,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     end: RedisArgument = "+",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xrange(key, start?, end?, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrange");
-    const args: RedisArgument[] = ["XRANGE", key, start, end];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+    const form = "xrange(key, start?, end?, options?)";
+    return runWithCount(
+      this,
+      arguments.length,
+      4,
+      form,
+      ["XRANGE", key, start, end],
+      options,
+      T.streamEntries,
+      RO,
+    ) as Promise<StreamEntry<S>[]>;
   }
 
   /**
@@ -2618,13 +3174,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument = "-",
     options?: { count?: number },
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xrevrange(key, end?, start?, options?)", O.COUNT);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xrevrange");
-    const args: RedisArgument[] = ["XREVRANGE", key, end, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.streamEntries, RO) as Promise<StreamEntry<S>[]>;
+    const form = "xrevrange(key, end?, start?, options?)";
+    return runWithCount(
+      this,
+      arguments.length,
+      4,
+      form,
+      ["XREVRANGE", key, end, start],
+      options,
+      T.streamEntries,
+      RO,
+    ) as Promise<StreamEntry<S>[]>;
   }
 
   /**
@@ -2635,19 +3195,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Entries per stream, or null when nothing arrived in time.
    */
   xread(streams: XReadStreams, options?: XReadOptions): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "xread(streams, options?)", O.XREAD);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.XREAD, "xread");
-    const args: RedisArgument[] = ["XREAD"];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    const block = options?.block;
-    if (block !== undefined) args.push("BLOCK", block);
-    streamsArgs(args, streams);
-    const flags = block === undefined ? RO : RO | BL;
-    return this._run(args, T.streamMessages, flags, block) as Promise<
-      StreamMessages<S>[] | null
-    >;
+    const form = "xread(streams, options?)";
+    return runRead(
+      this,
+      arguments.length,
+      2,
+      form,
+      O.XREAD,
+      ["XREAD"],
+      streams,
+      options,
+      RO,
+    ) as Promise<StreamMessages<S>[] | null>;
   }
 
   /**
@@ -2665,23 +3224,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     streams: XReadStreams,
     options?: XReadGroupOptions,
   ): Promise<StreamMessages<S>[] | null> {
-    if (arguments.length > 4) {
-      tooManyArguments(
-        arguments.length,
-        "xreadgroup(group, consumer, streams, options?)",
-        O.XREADGROUP,
-      );
-    }
-    if (options !== undefined) checkCommandOptions(options, O.XREADGROUP, "xreadgroup");
-    const args: RedisArgument[] = ["XREADGROUP", "GROUP", group, consumer];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    const block = options?.block;
-    if (block !== undefined) args.push("BLOCK", block);
-    if (options?.noack) args.push("NOACK");
-    streamsArgs(args, streams);
-    return this._run(args, T.streamMessages, block === undefined ? N : BL, block) as Promise<
-      StreamMessages<S>[] | null
-    >;
+    const form = "xreadgroup(group, consumer, streams, options?)";
+    return runRead(
+      this,
+      arguments.length,
+      4,
+      form,
+      O.XREADGROUP,
+      ["XREADGROUP", "GROUP", group, consumer],
+      streams,
+      options,
+      N,
+    ) as Promise<StreamMessages<S>[] | null>;
   }
 
   /**
@@ -2711,10 +3265,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: XGroupCreateOptions,
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xgroupCreate(key, group, id, options?)", O.XGROUP_CREATE);
+    const form = "xgroupCreate(key, group, id, options?)";
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, form, O.XGROUP_CREATE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.XGROUP_CREATE, "xgroupCreate");
     const args: RedisArgument[] = ["XGROUP", "CREATE", key, group, id];
     if (options?.mkstream) args.push("MKSTREAM");
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
@@ -2729,8 +3283,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Whether the group existed.
    */
   xgroupDestroy(key: RedisArgument, group: RedisArgument): Promise<boolean> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xgroupDestroy(key, group)");
-    return this._run(["XGROUP", "DESTROY", key, group], T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xgroupDestroy(key, group)",
+      ["XGROUP", "DESTROY", key, group],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -2746,11 +3307,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<boolean> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xgroupCreateConsumer(key, group, consumer)");
-    }
-    const args: RedisArgument[] = ["XGROUP", "CREATECONSUMER", key, group, consumer];
-    return this._run(args, T.bool, N) as Promise<boolean>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "xgroupCreateConsumer(key, group, consumer)",
+      ["XGROUP", "CREATECONSUMER", key, group, consumer],
+      T.bool,
+      N,
+    ) as Promise<boolean>;
   }
 
   /**
@@ -2766,11 +3331,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     consumer: RedisArgument,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xgroupDelConsumer(key, group, consumer)");
-    }
-    const args: RedisArgument[] = ["XGROUP", "DELCONSUMER", key, group, consumer];
-    return this._run(args, T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "xgroupDelConsumer(key, group, consumer)",
+      ["XGROUP", "DELCONSUMER", key, group, consumer],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -2788,10 +3357,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     id: RedisArgument,
     options?: { entriesRead?: number },
   ): Promise<"OK"> {
-    if (arguments.length > 4) {
-      tooManyArguments(arguments.length, "xgroupSetId(key, group, id, options?)", O.ENTRIES_READ);
+    const form = "xgroupSetId(key, group, id, options?)";
+    if (arguments.length > 4 || options !== undefined) {
+      checkArgs(arguments.length, 4, form, O.ENTRIES_READ, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.ENTRIES_READ, "xgroupSetId");
     const args: RedisArgument[] = ["XGROUP", "SETID", key, group, id];
     if (options?.entriesRead !== undefined) args.push("ENTRIESREAD", options.entriesRead);
     return this._run(args, T.ok, N) as Promise<"OK">;
@@ -2805,8 +3374,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many entries were deleted.
    */
   xtrim(key: RedisArgument, options: StreamTrimOptions): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xtrim(key, options)", O.XTRIM);
-    checkCommandOptions(options, O.XTRIM, "xtrim");
+    checkArgs(arguments.length, 2, "xtrim(key, options)", O.XTRIM, options, true);
     if (options.maxlen === undefined && options.minid === undefined) {
       throw new TypeError("Cannot run XTRIM: give either maxlen or minid");
     }
@@ -2822,8 +3390,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The length.
    */
   xlen(key: RedisArgument): Promise<number> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xlen(key)");
-    return this._run(["XLEN", key], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 1, "xlen(key)", ["XLEN", key], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -2845,8 +3412,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Count, ID range and pending count per consumer.
    */
   xpending(key: RedisArgument, group: RedisArgument): Promise<PendingSummary> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xpending(key, group)");
-    return this._run(["XPENDING", key, group], T.pendingSummary, RO) as Promise<PendingSummary>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xpending(key, group)",
+      ["XPENDING", key, group],
+      T.pendingSummary,
+      RO,
+    ) as Promise<PendingSummary>;
   }
 
   /**
@@ -2862,10 +3436,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     group: RedisArgument,
     options: XPendingRangeOptions,
   ): Promise<PendingEntry[]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "xpendingRange(key, group, options)", O.XPENDING_RANGE);
-    }
-    checkCommandOptions(options, O.XPENDING_RANGE, "xpendingRange");
+    const form = "xpendingRange(key, group, options)";
+    checkArgs(arguments.length, 3, form, O.XPENDING_RANGE, options, true);
     const args: RedisArgument[] = ["XPENDING", key, group];
     if (options.idle !== undefined) args.push("IDLE", options.idle);
     args.push(options.start ?? "-", options.end ?? "+", options.count);
@@ -2892,14 +3464,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<StreamEntry<S>[]> {
-    if (arguments.length > 6) {
-      tooManyArguments(
-        arguments.length,
-        "xclaim(key, group, consumer, minIdleTime, ids, options?)",
-      );
-    }
-    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaim");
-    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    const form = "xclaim(key, group, consumer, minIdleTime, ids, options?)";
+    const args = xclaimArgs(
+      arguments.length,
+      form,
+      key,
+      group,
+      consumer,
+      minIdleTime,
+      ids,
+      options,
+    );
     return this._run(args, T.streamEntries, N) as Promise<StreamEntry<S>[]>;
   }
 
@@ -2922,14 +3497,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ids: RedisArgument[],
     options?: XClaimOptions,
   ): Promise<string[]> {
-    if (arguments.length > 6) {
-      tooManyArguments(
-        arguments.length,
-        "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)",
-      );
-    }
-    if (options !== undefined) checkCommandOptions(options, O.XCLAIM, "xclaimJustId");
-    const args = xclaimArgs(key, group, consumer, minIdleTime, ids, options);
+    const form = "xclaimJustId(key, group, consumer, minIdleTime, ids, options?)";
+    const args = xclaimArgs(
+      arguments.length,
+      form,
+      key,
+      group,
+      consumer,
+      minIdleTime,
+      ids,
+      options,
+    );
     args.push("JUSTID");
     return this._run(args, T.strs, N) as Promise<string[]>;
   }
@@ -2953,16 +3531,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimResult<S>> {
-    if (arguments.length > 6) {
-      tooManyArguments(
-        arguments.length,
-        "xautoclaim(key, group, consumer, minIdleTime, start, options?)",
-      );
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaim");
+    const form = "xautoclaim(key, group, consumer, minIdleTime, start, options?)";
     const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    return this._run(args, T.autoclaim, N) as Promise<XAutoClaimResult<S>>;
+    return runWithCount(this, arguments.length, 6, form, args, options, T.autoclaim, N) as Promise<
+      XAutoClaimResult<S>
+    >;
   }
 
   /**
@@ -2984,17 +3557,18 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     start: RedisArgument,
     options?: { count?: number },
   ): Promise<XAutoClaimJustIdResult> {
-    if (arguments.length > 6) {
-      tooManyArguments(
-        arguments.length,
-        "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)",
-      );
-    }
-    if (options !== undefined) checkCommandOptions(options, O.COUNT, "xautoclaimJustId");
-    const args: RedisArgument[] = ["XAUTOCLAIM", key, group, consumer, minIdleTime, start];
-    if (options?.count !== undefined) args.push("COUNT", options.count);
-    args.push("JUSTID");
-    return this._run(args, T.autoclaimJustId, N) as Promise<XAutoClaimJustIdResult>;
+    const form = "xautoclaimJustId(key, group, consumer, minIdleTime, start, options?)";
+    return runWithCount(
+      this,
+      arguments.length,
+      6,
+      form,
+      ["XAUTOCLAIM", key, group, consumer, minIdleTime, start],
+      options,
+      T.autoclaimJustId,
+      N,
+      "JUSTID",
+    ) as Promise<XAutoClaimJustIdResult>;
   }
 
   /**
@@ -3005,10 +3579,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record of the server's fields (`length`, `groups`, `last-generated-id`, ...).
    */
   xinfoStream(key: RedisArgument): Promise<Record<string, unknown>> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoStream(key)");
-    return this._run(["XINFO", "STREAM", key], T.xinfoStream, RO) as Promise<
-      Record<string, unknown>
-    >;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "xinfoStream(key)",
+      ["XINFO", "STREAM", key],
+      T.xinfoStream,
+      RO,
+    ) as Promise<Record<string, unknown>>;
   }
 
   /**
@@ -3018,8 +3597,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per group (`name`, `consumers`, `pending`, `last-delivered-id`, ...).
    */
   xinfoGroups(key: RedisArgument): Promise<Record<string, RespValue>[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "xinfoGroups(key)");
-    return this._run(["XINFO", "GROUPS", key], T.records, RO) as Promise<
+    const form = "xinfoGroups(key)";
+    return run(this, arguments.length, 1, form, ["XINFO", "GROUPS", key], T.records, RO) as Promise<
       Record<string, RespValue>[]
     >;
   }
@@ -3032,10 +3611,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One record per consumer (`name`, `pending`, `idle`, ...).
    */
   xinfoConsumers(key: RedisArgument, group: RedisArgument): Promise<Record<string, RespValue>[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "xinfoConsumers(key, group)");
-    return this._run(["XINFO", "CONSUMERS", key, group], T.records, RO) as Promise<
-      Record<string, RespValue>[]
-    >;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "xinfoConsumers(key, group)",
+      ["XINFO", "CONSUMERS", key, group],
+      T.records,
+      RO,
+    ) as Promise<Record<string, RespValue>[]>;
   }
 
   // ---------------------------------------------------------------- bitmaps
@@ -3049,8 +3633,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The previous bit.
    */
   setbit(key: RedisArgument, offset: number, value: 0 | 1): Promise<number> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "setbit(key, offset, value)");
-    return this._run(["SETBIT", key, offset, value], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      3,
+      "setbit(key, offset, value)",
+      ["SETBIT", key, offset, value],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -3061,8 +3652,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns 0 or 1.
    */
   getbit(key: RedisArgument, offset: number): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "getbit(key, offset)");
-    return this._run(["GETBIT", key, offset], T.num, RO) as Promise<number>;
+    const form = "getbit(key, offset)";
+    return run(this, arguments.length, 2, form, ["GETBIT", key, offset], T.num, RO) as Promise<
+      number
+    >;
   }
 
   /**
@@ -3073,11 +3666,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of bits set to 1.
    */
   bitcount(key: RedisArgument, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "bitcount(key, options?)", O.BIT_RANGE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitcount");
-    return this._run(bitRange(["BITCOUNT", key], options), T.num, RO) as Promise<number>;
+    const args = bitRange(
+      arguments.length,
+      2,
+      "bitcount(key, options?)",
+      ["BITCOUNT", key],
+      options,
+    );
+    return this._run(args, T.num, RO) as Promise<number>;
   }
 
   /**
@@ -3089,11 +3685,12 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The position, or -1.
    */
   bitpos(key: RedisArgument, bit: 0 | 1, options?: BitRangeOptions): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "bitpos(key, bit, options?)", O.BIT_RANGE);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.BIT_RANGE, "bitpos");
-    return this._run(bitRange(["BITPOS", key, bit], options), T.num, RO) as Promise<number>;
+    const form = "bitpos(key, bit, options?)";
+    return this._run(
+      bitRange(arguments.length, 3, form, ["BITPOS", key, bit], options),
+      T.num,
+      RO,
+    ) as Promise<number>;
   }
 
   /**
@@ -3193,10 +3790,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     members: GeoMember | GeoMember[],
     options?: GeoAddOptions,
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "geoadd(key, members, options?)", O.GEOADD);
+    if (arguments.length > 3 || options !== undefined) {
+      checkArgs(arguments.length, 3, "geoadd(key, members, options?)", O.GEOADD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.GEOADD, "geoadd");
     const args: RedisArgument[] = ["GEOADD", key];
     if (options?.nx) args.push("NX");
     if (options?.xx) args.push("XX");
@@ -3262,12 +3858,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members.
    */
   geosearch(key: RedisArgument, options: GeoSearchOptions): Promise<S[]> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "geosearch(key, options)", O.GEOSEARCH);
-    }
-    checkCommandOptions(options, O.GEOSEARCH, "geosearch");
-    const args: RedisArgument[] = ["GEOSEARCH", key];
-    geoSearchArgs(args, options);
+    const form = "geosearch(key, options)";
+    const args = geoSearchArgs(arguments.length, 2, form, O.GEOSEARCH, ["GEOSEARCH", key], options);
     return this._run(args, T.arr, RO) as Promise<S[]>;
   }
 
@@ -3284,13 +3876,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     options: GeoSearchOptions,
     withOptions: GeoSearchWith,
   ): Promise<GeoSearchEntry<S>[]> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "geosearchWith(key, options, withOptions)", O.GEOSEARCH);
-    }
-    checkCommandOptions(options, O.GEOSEARCH, "geosearchWith");
+    const form = "geosearchWith(key, options, withOptions)";
+    const args = geoSearchArgs(arguments.length, 3, form, O.GEOSEARCH, ["GEOSEARCH", key], options);
     checkCommandOptions(withOptions, O.GEOSEARCH_WITH, "geosearchWith");
-    const args: RedisArgument[] = ["GEOSEARCH", key];
-    geoSearchArgs(args, options);
     const d = withOptions.withDist === true;
     const h = withOptions.withHash === true;
     const c = withOptions.withCoord === true;
@@ -3313,16 +3901,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     source: RedisArgument,
     options: GeoSearchOptions & { storeDist?: boolean },
   ): Promise<number> {
-    if (arguments.length > 3) {
-      tooManyArguments(
-        arguments.length,
-        "geosearchstore(destination, source, options)",
-        O.GEOSEARCHSTORE,
-      );
-    }
-    checkCommandOptions(options, O.GEOSEARCHSTORE, "geosearchstore");
-    const args: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
-    geoSearchArgs(args, options);
+    const form = "geosearchstore(destination, source, options)";
+    const head: RedisArgument[] = ["GEOSEARCHSTORE", destination, source];
+    const args = geoSearchArgs(arguments.length, 3, form, O.GEOSEARCHSTORE, head, options);
     if (options.storeDist) args.push("STOREDIST");
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -3338,9 +3919,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The script's reply, as a raw value.
    */
   eval(script: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "eval(script, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("eval", keys, args);
-    return this._run(["EVAL", script, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "eval(script, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVAL", script, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3358,9 +3938,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalsha(sha1, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalsha", keys, args);
-    return this._run(["EVALSHA", sha1, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "evalsha(sha1, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVALSHA", sha1, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3378,9 +3957,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalRo(script, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalRo", keys, args);
-    return this._run(["EVAL_RO", script, keys.length, ...keys, ...args], undefined, RO) as Promise<
+    const form = "evalRo(script, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVAL_RO", script, keys, args, RO) as Promise<
       RespValue
     >;
   }
@@ -3398,10 +3976,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "evalshaRo(sha1, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalshaRo", keys, args);
-    const cmd: RedisArgument[] = ["EVALSHA_RO", sha1, keys.length, ...keys, ...args];
-    return this._run(cmd, undefined, RO) as Promise<RespValue>;
+    const form = "evalshaRo(sha1, keys?, args?)";
+    return runScript(this, arguments.length, form, "EVALSHA_RO", sha1, keys, args, RO) as Promise<
+      RespValue
+    >;
   }
 
   /**
@@ -3418,10 +3996,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    if (arguments.length > 3) {
-      tooManyArguments(arguments.length, "evalScript(script, keys?, args?)");
-    }
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("evalScript", keys, args);
+    checkScript(arguments.length, "evalScript(script, keys?, args?)", keys, args);
     return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {
       if (e instanceof ReplyError && e.prefix === "NOSCRIPT") return this.eval(script, keys, args);
       throw e;
@@ -3435,8 +4010,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Its SHA-1 digest.
    */
   scriptLoad(script: string): Promise<string> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptLoad(script)");
-    return this._run(["SCRIPT", "LOAD", script], T.str, N) as Promise<string>;
+    const form = "scriptLoad(script)";
+    return run(this, arguments.length, 1, form, ["SCRIPT", "LOAD", script], T.str, N) as Promise<
+      string
+    >;
   }
 
   /**
@@ -3456,9 +4033,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   scriptFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "scriptFlush(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "scriptFlush");
-    return this._run(flushArg(["SCRIPT", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+    const form = "scriptFlush(options?)";
+    return runFlush(this, arguments.length, form, ["SCRIPT", "FLUSH"], options) as Promise<"OK">;
   }
 
   /**
@@ -3470,9 +4046,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcall(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "fcall(fn, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcall", keys, args);
-    return this._run(["FCALL", fn, keys.length, ...keys, ...args], undefined, N) as Promise<
+    const form = "fcall(fn, keys?, args?)";
+    return runScript(this, arguments.length, form, "FCALL", fn, keys, args, N) as Promise<
       RespValue
     >;
   }
@@ -3486,9 +4061,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The function's reply, as a raw value.
    */
   fcallRo(fn: string, keys: RedisArgument[] = [], args: RedisArgument[] = []): Promise<RespValue> {
-    if (arguments.length > 3) tooManyArguments(arguments.length, "fcallRo(fn, keys?, args?)");
-    if (!Array.isArray(keys) || !Array.isArray(args)) scriptListsError("fcallRo", keys, args);
-    return this._run(["FCALL_RO", fn, keys.length, ...keys, ...args], undefined, RO) as Promise<
+    const form = "fcallRo(fn, keys?, args?)";
+    return runScript(this, arguments.length, form, "FCALL_RO", fn, keys, args, RO) as Promise<
       RespValue
     >;
   }
@@ -3501,10 +4075,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The library name.
    */
   functionLoad(code: string, options?: { replace?: boolean }): Promise<string> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "functionLoad(code, options?)", O.FUNCTION_LOAD);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "functionLoad(code, options?)", O.FUNCTION_LOAD, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LOAD, "functionLoad");
     const args: RedisArgument[] = ["FUNCTION", "LOAD"];
     if (options?.replace) args.push("REPLACE");
     args.push(code);
@@ -3518,8 +4091,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionDelete(library: string): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "functionDelete(library)");
-    return this._run(["FUNCTION", "DELETE", library], T.ok, N) as Promise<"OK">;
+    return run(
+      this,
+      arguments.length,
+      1,
+      "functionDelete(library)",
+      ["FUNCTION", "DELETE", library],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**
@@ -3529,11 +4109,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   functionFlush(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "functionFlush(options?)", O.FLUSH);
-    }
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "functionFlush");
-    return this._run(flushArg(["FUNCTION", "FLUSH"], options), T.ok, N) as Promise<"OK">;
+    const form = "functionFlush(options?)";
+    return runFlush(this, arguments.length, form, ["FUNCTION", "FLUSH"], options) as Promise<"OK">;
   }
 
   /**
@@ -3543,10 +4120,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The libraries with their functions.
    */
   functionList(options?: { libraryName?: string; withCode?: boolean }): Promise<FunctionLibrary[]> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "functionList(options?)", O.FUNCTION_LIST);
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "functionList(options?)", O.FUNCTION_LIST, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.FUNCTION_LIST, "functionList");
     const args: RedisArgument[] = ["FUNCTION", "LIST"];
     if (options?.libraryName !== undefined) args.push("LIBRARYNAME", options.libraryName);
     if (options?.withCode) args.push("WITHCODE");
@@ -3588,8 +4164,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The message.
    */
   echo(message: RedisArgument): Promise<S> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "echo(message)");
-    return this._run(["ECHO", message], undefined, N) as Promise<S>;
+    const form = "echo(message)";
+    return run(this, arguments.length, 1, form, ["ECHO", message], undefined, N) as Promise<S>;
   }
 
   /**
@@ -3610,8 +4186,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The number of keys.
    */
   dbsize(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "dbsize()");
-    return this._run(["DBSIZE"], T.num, RO) as Promise<number>;
+    return run(this, arguments.length, 0, "dbsize()", ["DBSIZE"], T.num, RO) as Promise<number>;
   }
 
   /**
@@ -3621,9 +4196,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushdb(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "flushdb(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushdb");
-    return this._run(flushArg(["FLUSHDB"], options), T.ok, N) as Promise<"OK">;
+    const form = "flushdb(options?)";
+    return runFlush(this, arguments.length, form, ["FLUSHDB"], options) as Promise<"OK">;
   }
 
   /**
@@ -3633,9 +4207,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   flushall(options?: FlushOptions): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "flushall(options?)", O.FLUSH);
-    if (options !== undefined) checkCommandOptions(options, O.FLUSH, "flushall");
-    return this._run(flushArg(["FLUSHALL"], options), T.ok, N) as Promise<"OK">;
+    const form = "flushall(options?)";
+    return runFlush(this, arguments.length, form, ["FLUSHALL"], options) as Promise<"OK">;
   }
 
   /**
@@ -3644,8 +4217,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds and the microseconds within the second.
    */
   time(): Promise<{ seconds: number; microseconds: number }> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "time()");
-    return this._run(["TIME"], T.time, N) as Promise<{ seconds: number; microseconds: number }>;
+    const form = "time()";
+    return run(this, arguments.length, 0, form, ["TIME"], T.time, N) as Promise<
+      { seconds: number; microseconds: number }
+    >;
   }
 
   /**
@@ -3654,8 +4229,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Unix seconds.
    */
   lastsave(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "lastsave()");
-    return this._run(["LASTSAVE"], T.num, N) as Promise<number>;
+    return run(this, arguments.length, 0, "lastsave()", ["LASTSAVE"], T.num, N) as Promise<number>;
   }
 
   /**
@@ -3664,8 +4238,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The ID.
    */
   clientId(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientId()");
-    return this._run(["CLIENT", "ID"], T.num, N) as Promise<number>;
+    return run(this, arguments.length, 0, "clientId()", ["CLIENT", "ID"], T.num, N) as Promise<
+      number
+    >;
   }
 
   /**
@@ -3675,8 +4250,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   clientSetName(name: string): Promise<"OK"> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "clientSetName(name)");
-    return this._run(["CLIENT", "SETNAME", name], T.ok, N) as Promise<"OK">;
+    const form = "clientSetName(name)";
+    return run(this, arguments.length, 1, form, ["CLIENT", "SETNAME", name], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 
   /**
@@ -3685,8 +4262,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The name, or null.
    */
   clientGetName(): Promise<string | null> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientGetName()");
-    return this._run(["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<string | null>;
+    const form = "clientGetName()";
+    return run(this, arguments.length, 0, form, ["CLIENT", "GETNAME"], T.strOrNull, N) as Promise<
+      string | null
+    >;
   }
 
   /**
@@ -3698,10 +4277,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   clientList(
     options?: { type?: "normal" | "master" | "replica" | "pubsub"; id?: number[] },
   ): Promise<Record<string, string>[]> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "clientList(options?)", O.CLIENT_LIST);
+    if (arguments.length > 1 || options !== undefined) {
+      checkArgs(arguments.length, 1, "clientList(options?)", O.CLIENT_LIST, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.CLIENT_LIST, "clientList");
     const args: RedisArgument[] = ["CLIENT", "LIST"];
     if (options?.type) args.push("TYPE", options.type);
     if (options?.id) args.push("ID", ...options.id);
@@ -3714,8 +4292,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns A record (`id`, `addr`, `name`, `db`, ...).
    */
   clientInfo(): Promise<Record<string, string>> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "clientInfo()");
-    return this._run(["CLIENT", "INFO"], T.clientInfo, N) as Promise<Record<string, string>>;
+    const form = "clientInfo()";
+    return run(this, arguments.length, 0, form, ["CLIENT", "INFO"], T.clientInfo, N) as Promise<
+      Record<string, string>
+    >;
   }
 
   /**
@@ -3725,18 +4305,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many connections were closed.
    */
   clientKill(filters: ClientKillFilters): Promise<number> {
-    if (arguments.length > 1) {
-      tooManyArguments(arguments.length, "clientKill(filters)", O.CLIENT_KILL);
-    }
-    checkCommandOptions(filters, O.CLIENT_KILL, "clientKill");
+    checkArgs(arguments.length, 1, "clientKill(filters)", O.CLIENT_KILL, filters, true);
     const args: RedisArgument[] = ["CLIENT", "KILL"];
-    if (filters.id !== undefined) args.push("ID", filters.id);
-    if (filters.type !== undefined) args.push("TYPE", filters.type);
-    if (filters.user !== undefined) args.push("USER", filters.user);
-    if (filters.addr !== undefined) args.push("ADDR", filters.addr);
-    if (filters.laddr !== undefined) args.push("LADDR", filters.laddr);
-    if (filters.skipme !== undefined) args.push("SKIPME", filters.skipme ? "yes" : "no");
-    if (filters.maxage !== undefined) args.push("MAXAGE", filters.maxage);
+    for (const k of KILL_FILTERS) {
+      const v = filters[k];
+      if (v === undefined) continue;
+      args.push(k.toUpperCase(), k === "skipme" ? (v ? "yes" : "no") : v as RedisArgument);
+    }
     if (args.length === 2) throw new TypeError("Cannot run CLIENT KILL: give at least one filter");
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -3770,8 +4345,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   configResetStat(): Promise<"OK"> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "configResetStat()");
-    return this._run(["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
+    const form = "configResetStat()";
+    return run(this, arguments.length, 0, form, ["CONFIG", "RESETSTAT"], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -3823,8 +4398,15 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns How many subscribers received it.
    */
   spublish(channel: RedisArgument, message: RedisArgument): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "spublish(channel, message)");
-    return this._run(["SPUBLISH", channel, message], T.num, N) as Promise<number>;
+    return run(
+      this,
+      arguments.length,
+      2,
+      "spublish(channel, message)",
+      ["SPUBLISH", channel, message],
+      T.num,
+      N,
+    ) as Promise<number>;
   }
 
   /**
@@ -3858,8 +4440,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The count.
    */
   pubsubNumpat(): Promise<number> {
-    if (arguments.length > 0) tooManyArguments(arguments.length, "pubsubNumpat()");
-    return this._run(["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
+    const form = "pubsubNumpat()";
+    return run(this, arguments.length, 0, form, ["PUBSUB", "NUMPAT"], T.num, N) as Promise<number>;
   }
 
   /**
@@ -3870,10 +4452,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns Bytes, or null for a missing key.
    */
   memoryUsage(key: RedisArgument, options?: { samples?: number }): Promise<number | null> {
-    if (arguments.length > 2) {
-      tooManyArguments(arguments.length, "memoryUsage(key, options?)", O.MEMORY_USAGE);
+    if (arguments.length > 2 || options !== undefined) {
+      checkArgs(arguments.length, 2, "memoryUsage(key, options?)", O.MEMORY_USAGE, options);
     }
-    if (options !== undefined) checkCommandOptions(options, O.MEMORY_USAGE, "memoryUsage");
     const args: RedisArgument[] = ["MEMORY", "USAGE", key];
     if (options?.samples !== undefined) args.push("SAMPLES", options.samples);
     return this._run(args, T.numOrNull, RO) as Promise<number | null>;
@@ -3887,7 +4468,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns `"OK"`.
    */
   swapdb(index1: number, index2: number): Promise<"OK"> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "swapdb(index1, index2)");
-    return this._run(["SWAPDB", index1, index2], T.ok, N) as Promise<"OK">;
+    const form = "swapdb(index1, index2)";
+    return run(this, arguments.length, 2, form, ["SWAPDB", index1, index2], T.ok, N) as Promise<
+      "OK"
+    >;
   }
 }
