@@ -67,7 +67,7 @@ export type {
   ConnectionWindowSnapshot,
   EndpointWindowSnapshot,
   MaintenanceSnapshot,
-} from "./src/maintenance/controller.ts";
+} from "./src/maintenance/snapshot.ts";
 export type { ResolvedMaintenanceOptions } from "./src/maintenance/options.ts";
 export type { EndpointType, MaintenanceMode } from "./src/maintenance/options.ts";
 export type { Endpoint } from "./src/endpoint.ts";

@@ -27,10 +27,12 @@ function markdownTable(head: string[], rows: string[][]): string {
   return [line(head), rule, ...rows.map(line)].join("\n");
 }
 
+/** Wraps at spaces, never inside a `code span`. */
 function wrap(text: string, width: number): string {
   const lines: string[] = [];
   let line = "";
-  for (const word of text.split(" ")) {
+  const words = text.replace(/`[^`]*`/g, (span) => span.replaceAll(" ", "\u0000")).split(" ");
+  for (const word of words.map((w) => w.replaceAll("\u0000", " "))) {
     if (line && line.length + 1 + word.length > width) {
       lines.push(line);
       line = word;

@@ -10,11 +10,11 @@ import type {
   TimeoutPolicy,
 } from "../connection/connection.ts";
 import { endpointKey, formatEndpoint } from "../endpoint.ts";
-import { MaintenanceController } from "../maintenance/controller.ts";
+import { StandaloneMaintenanceController } from "../maintenance/standalone_controller.ts";
 import type { MaintenanceDecision } from "../maintenance/decision.ts";
-import type { MaintenanceSnapshot } from "../maintenance/controller.ts";
+import type { MaintenanceSnapshot } from "../maintenance/snapshot.ts";
 import { planMaintenanceHandshake } from "../maintenance/handshake.ts";
-import { parseMaintenanceNotification } from "../maintenance/notification.ts";
+import { isMaintenanceFrame } from "../maintenance/notification.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
@@ -58,10 +58,12 @@ export type ClientMaintenanceState = MaintenanceSnapshot<string>;
 /**
  * Carries out the maintenance decisions of one client. One per client, shared by all its
  * executors: each connection is registered with its own endpoint, so a cluster client keeps
- * every node behind one controller.
+ * every node behind one controller. Its controller has no slot-migration part unless one is
+ * given (the cluster's support gives a `MaintenanceController`): a standalone client's bundle
+ * carries no slot-migration code.
  */
 export class MaintenanceSupport {
-  readonly controller: MaintenanceController<Connection>;
+  readonly controller: StandaloneMaintenanceController<Connection>;
   readonly #host: MaintenanceHost;
   readonly #registered = new WeakMap<Connection, RegisteredConnection>();
   /** Connections whose latest opt-in the server accepted (refused or not asked: absent). */
@@ -76,9 +78,20 @@ export class MaintenanceSupport {
   /** Whether a refused opt-in was logged (once per client, not per connection). */
   #unsupportedLogged = false;
 
-  constructor(options: MaintenanceOptions, host: MaintenanceHost) {
+  /**
+   * @param options The maintenance options.
+   * @param host What the client gives.
+   * @param controller The controller, made with `options` and the host's clock; by default a
+   *   `StandaloneMaintenanceController`.
+   */
+  constructor(
+    options: MaintenanceOptions,
+    host: MaintenanceHost,
+    controller?: StandaloneMaintenanceController<Connection>,
+  ) {
     this.#clock = host.clock ?? systemClock;
-    this.controller = new MaintenanceController<Connection>(options, this.#clock);
+    this.controller = controller ??
+      new StandaloneMaintenanceController<Connection>(options, this.#clock);
     this.#host = host;
   }
 
@@ -207,7 +220,7 @@ export class MaintenanceSupport {
    */
   onPush(conn: Connection, frame: RespValue[], transport?: Transport): boolean {
     if (!this.accepted(conn, transport)) {
-      if (parseMaintenanceNotification(frame) === undefined) return false;
+      if (!isMaintenanceFrame(frame)) return false;
       this.#host.logger.warn(
         `${this.label(conn) ?? "connection"}: ignoring a ${
           String(frame[0])
@@ -283,10 +296,6 @@ export class MaintenanceSupport {
           this.#reconnectTimers.add(id);
           break;
         }
-        case "slot-delta":
-        case "slot-delta-deferred":
-          this.#event(d);
-          break;
         case "malformed":
           this.#host.logger.warn(
             `Dropping a malformed ${d.name} notification: ${d.reason}`,

@@ -3,7 +3,9 @@
  * accounting, the controller and its timer, relaxed timeouts) whose SMIGRATING / SMIGRATED
  * decisions are carried out client-wide: slot deltas applied to the slot table, a refresh for
  * a delta that cannot be read, the pub/sub migration probes told of windows. The state machine
- * is the controller's one `SlotMigrationCoordinator`, as for a standalone client. Standalone
+ * is the controller's one `SlotMigrationCoordinator`: the support gives the standalone support a
+ * `MaintenanceController` (the standalone controller with its slot-migration part), so the
+ * slot-migration code is in the cluster client's bundle only. Standalone
  * notifications (MOVING, MIGRATING, FAILING_OVER, ...) on a cluster connection are logged at
  * warn level and ignored.
  *
@@ -12,12 +14,14 @@
 
 import { type MaintenanceHost, MaintenanceSupport } from "../client/maintenance_support.ts";
 import type { Connection } from "../connection/connection.ts";
+import { MaintenanceController } from "../maintenance/controller.ts";
 import type { MaintenanceDecision, SlotDeltaDecision } from "../maintenance/decision.ts";
 import { parseMaintenanceNotification, type SlotMigration } from "../maintenance/notification.ts";
 import type { MaintenanceOptions } from "../maintenance/options.ts";
 import type { SlotRange } from "../maintenance/slots.ts";
 import type { RespValue } from "../resp/types.ts";
 import type { Transport } from "../transport/types.ts";
+import { systemClock } from "../_clock.ts";
 
 /** What the cluster client gives its maintenance support. */
 export interface ClusterMaintenanceHost extends MaintenanceHost {
@@ -49,7 +53,7 @@ export class ClusterMaintenanceSupport extends MaintenanceSupport {
   #ended = false;
 
   constructor(options: MaintenanceOptions, host: ClusterMaintenanceHost) {
-    super(options, host);
+    super(options, host, new MaintenanceController<Connection>(options, host.clock ?? systemClock));
     this.#host = host;
   }
 

@@ -72,7 +72,7 @@ export type {
   ConnectionWindowSnapshot,
   EndpointWindowSnapshot,
   MaintenanceSnapshot,
-} from "../maintenance/controller.ts";
+} from "../maintenance/snapshot.ts";
 export type {
   EndpointType,
   MaintenanceMode,

@@ -12,8 +12,11 @@ import type {
   WindowClosedDecision,
 } from "./decision.ts";
 
-/** What opens a connection window. */
-export type ConnectionWindowKind = "MIGRATING" | "FAILING_OVER";
+/**
+ * What opens a connection window. `SMIGRATING` only in a controller without slot migrations
+ * (a standalone client), where it relaxes the connection that received it, as `MIGRATING` does.
+ */
+export type ConnectionWindowKind = "MIGRATING" | "FAILING_OVER" | "SMIGRATING";
 
 /** A window open on one connection, until its end notification or its backstop. */
 export interface ConnectionWindow {
@@ -59,6 +62,7 @@ export interface DueDecision<C> {
 export const END_OF: Record<string, ConnectionWindowKind> = {
   MIGRATED: "MIGRATING",
   FAILED_OVER: "FAILING_OVER",
+  SMIGRATED: "SMIGRATING",
 };
 
 /** Most seqs remembered per controller and per connection (bounds memory on a noisy server). */

@@ -1,25 +1,31 @@
 /**
- * The slot-migration delegation of the {@linkcode MaintenanceController}: it hands SMIGRATING /
+ * The slot-migration part of the {@linkcode MaintenanceController}: it hands SMIGRATING /
  * SMIGRATED to the client's one {@linkcode SlotMigrationCoordinator} and turns the
  * coordinator's decisions into controller decisions, remembering which endpoint opened each
- * window and which connection delivered each delta held back during a topology refresh.
+ * window and which connection delivered each delta held back during a topology refresh. The
+ * `MaintenanceController` installs it in its `StandaloneMaintenanceController`; a standalone
+ * client's bundle does not carry it.
  *
  * @module
  */
 
 import type { Clock } from "../_clock.ts";
 import type { MaintenanceDecision } from "./decision.ts";
-import type { SlotMigration } from "./notification.ts";
+import {
+  parseMaintenanceNotification,
+  type SlotsMigratedNotification,
+  type SlotsMigratingNotification,
+} from "./notification.ts";
 import {
   SlotMigrationCoordinator,
   type SlotMigrationDecision,
 } from "./slot_migration_coordinator.ts";
-import type { SlotRange } from "./slots.ts";
 import type { ConnectionWindowSnapshot } from "./snapshot.ts";
 import type { ConnectionState, DueDecision } from "./_connection_state.ts";
+import type { SlotMigrationPart } from "./standalone_controller.ts";
 
 /** The controller's side of its {@linkcode SlotMigrationCoordinator}. */
-export class SlotMigrationDelegation<C> {
+export class SlotMigrationDelegation<C> implements SlotMigrationPart<C> {
   readonly #slots: SlotMigrationCoordinator;
   /** Per open SMIGRATING window (by seq), the endpoint of the connection that opened it. */
   readonly #openers: Map<number, string> = new Map();
@@ -32,6 +38,16 @@ export class SlotMigrationDelegation<C> {
    */
   constructor(relaxedWindowMaxDuration: number, clock: Pick<Clock, "now">) {
     this.#slots = new SlotMigrationCoordinator(relaxedWindowMaxDuration, clock);
+  }
+
+  /**
+   * Parses a push frame, slots included.
+   *
+   * @param frame The push frame's elements.
+   * @returns As `parseMaintenanceNotification`.
+   */
+  parse(frame: readonly unknown[]): ReturnType<typeof parseMaintenanceNotification> {
+    return parseMaintenanceNotification(frame);
   }
 
   /** Whether the client is relaxed by a slot migration (a window open or a delta unapplied). */
@@ -63,37 +79,24 @@ export class SlotMigrationDelegation<C> {
   }
 
   /**
-   * Handles an SMIGRATING (a seq `conn` has not handled).
+   * Handles an SMIGRATING or SMIGRATED (a seq `conn` has not handled).
    *
    * @param conn The receiving connection.
-   * @param seq Its seq.
-   * @param slots The slots it announces.
+   * @param n The notification.
    * @param out Where the decisions go.
    */
-  smigrating(
+  notify(
     conn: ConnectionState<C>,
-    seq: number,
-    slots: SlotRange[],
+    n: SlotsMigratingNotification | SlotsMigratedNotification,
     out: MaintenanceDecision<C>[],
   ): void {
-    this.#forward(conn, this.#slots.smigrating(seq, slots), out);
-  }
-
-  /**
-   * Handles an SMIGRATED (a seq `conn` has not handled).
-   *
-   * @param conn The receiving connection.
-   * @param seq Its seq.
-   * @param entries The slot delta.
-   * @param out Where the decisions go.
-   */
-  smigrated(
-    conn: ConnectionState<C>,
-    seq: number,
-    entries: SlotMigration[],
-    out: MaintenanceDecision<C>[],
-  ): void {
-    this.#forward(conn, this.#slots.smigrated(seq, entries), out);
+    this.#forward(
+      conn,
+      n.type === "SMIGRATING"
+        ? this.#slots.smigrating(n.seq, n.slots)
+        : this.#slots.smigrated(n.seq, n.entries),
+      out,
+    );
   }
 
   /**

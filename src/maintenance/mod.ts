@@ -11,7 +11,10 @@
  *   and ticks in, {@linkcode MaintenanceDecision}s out (relax / unrelax a connection, hand an
  *   endpoint off to a target, reconnect to the configured endpoint, apply a slot delta).
  * - {@linkcode SlotMigrationCoordinator}: the client-wide SMIGRATING / SMIGRATED windows the
- *   controller (of a standalone or a cluster client) delegates to.
+ *   controller delegates to.
+ * - {@linkcode StandaloneMaintenanceController}: the controller without the slot-migration part
+ *   (what a standalone client uses; SMIGRATING relaxes only the connection that received it),
+ *   for a bundle without the cluster code.
  * - {@linkcode resolveMaintenanceOptions}, {@linkcode effectiveTimeout},
  *   {@linkcode computeDrainCap}: options and the timeout rules.
  * - {@linkcode planMaintenanceHandshake}, {@linkcode resolveEndpointType},
@@ -42,15 +45,16 @@
  * @module
  */
 
+export { MaintenanceController } from "./controller.ts";
 export {
   type Clock,
   type ConnectionSnapshot,
   type ConnectionWindowSnapshot,
   type EndpointWindowSnapshot,
-  MaintenanceController,
   type MaintenanceSnapshot,
+  StandaloneMaintenanceController,
   type TimeoutForOptions,
-} from "./controller.ts";
+} from "./standalone_controller.ts";
 export type {
   HandoffDecision,
   HandoffRetargetDecision,

@@ -262,10 +262,14 @@ function migrationOf(v: RespValue, index: number): SlotMigration {
   return { source, destination, slots: slotsOf(v[v.length - 1], where) };
 }
 
-function parse(
+/**
+ * Parses the fields of a standalone notification; an `SMIGRATING` / `SMIGRATED` only as far as
+ * its seq (its slots are for the slot-migration part to read).
+ */
+function parseStandalone(
   name: MaintenanceNotificationType,
   frame: readonly RespValue[],
-): MaintenanceNotification {
+): MaintenanceNotification | SlotNotificationHead {
   switch (name) {
     case "MOVING": {
       const seq = seqAt(frame);
@@ -281,26 +285,30 @@ function parse(
     case "MIGRATED":
     case "FAILED_OVER":
       return { type: name, seq: seqAt(frame), shardIds: shardIds(frame[2]) };
-    case "SMIGRATING": {
-      const seq = seqAt(frame);
-      if (frame.length < 3) throw new Malformed("expected the slots at index 2, got nothing");
-      const slots: SlotRange[] = [];
-      for (let i = 2; i < frame.length; i++) slots.push(...slotsOf(frame[i], `at index ${i}`));
-      return { type: name, seq, slots };
-    }
-    case "SMIGRATED": {
-      const seq = seqAt(frame);
-      const list = frame[2];
-      if (!Array.isArray(list)) {
-        throw new Malformed(
-          `expected the entries at index 2 to be an array, got ${describe(list)}`,
-        );
-      }
-      // A single entry sent unwrapped: [src, dst, slots] instead of [[src, dst, slots]].
-      const entries = list.length > 0 && !Array.isArray(list[0]) ? [list] : list;
-      return { type: name, seq, entries: entries.map(migrationOf) };
-    }
+    default:
+      return { type: name, seq: seqAt(frame), head: true };
   }
+}
+
+/** Parses the fields of an `SMIGRATING` / `SMIGRATED` whose seq `parseStandalone` read. */
+function parseSlots(
+  head: SlotNotificationHead,
+  frame: readonly RespValue[],
+): SlotsMigratingNotification | SlotsMigratedNotification {
+  const seq = head.seq;
+  if (head.type === "SMIGRATING") {
+    if (frame.length < 3) throw new Malformed("expected the slots at index 2, got nothing");
+    const slots: SlotRange[] = [];
+    for (let i = 2; i < frame.length; i++) slots.push(...slotsOf(frame[i], `at index ${i}`));
+    return { type: "SMIGRATING", seq, slots };
+  }
+  const list = frame[2];
+  if (!Array.isArray(list)) {
+    throw new Malformed(`expected the entries at index 2 to be an array, got ${describe(list)}`);
+  }
+  // A single entry sent unwrapped: [src, dst, slots] instead of [[src, dst, slots]].
+  const entries = list.length > 0 && !Array.isArray(list[0]) ? [list] : list;
+  return { type: "SMIGRATED", seq, entries: entries.map(migrationOf) };
 }
 
 /**
@@ -350,13 +358,62 @@ export function isMaintenanceFrame(frame: readonly unknown[]): boolean {
 export function parseMaintenanceNotification(
   input: readonly unknown[],
 ): MaintenanceNotification | MalformedMaintenanceNotification | undefined {
+  return parseWith(input, parseSlots) as
+    | MaintenanceNotification
+    | MalformedMaintenanceNotification
+    | undefined;
+}
+
+/**
+ * An `SMIGRATING` / `SMIGRATED` read only as far as its seq: what
+ * {@linkcode parseStandaloneNotification} gives for them (a standalone client does not read
+ * slots). Internal.
+ */
+export interface SlotNotificationHead {
+  /** The wire name. */
+  type: "SMIGRATING" | "SMIGRATED";
+  /** Event sequence number. */
+  seq: number;
+  /** Marks a head (the slots were not read). */
+  head: true;
+}
+
+/**
+ * {@linkcode parseMaintenanceNotification} without reading the slots of `SMIGRATING` /
+ * `SMIGRATED` (their seq only): what the standalone controller reads. Internal: it keeps the
+ * slot-list and slot-delta parsers out of a standalone client's bundle.
+ *
+ * @param input The push frame's elements as decoded.
+ * @returns As {@linkcode parseMaintenanceNotification}, with a {@linkcode SlotNotificationHead}
+ *   for `SMIGRATING` / `SMIGRATED`.
+ */
+export function parseStandaloneNotification(
+  input: readonly unknown[],
+):
+  | MaintenanceNotification
+  | SlotNotificationHead
+  | MalformedMaintenanceNotification
+  | undefined {
+  return parseWith(input, undefined);
+}
+
+/** Parses a frame; `slots` reads the slots of an `SMIGRATING` / `SMIGRATED` (else a head). */
+function parseWith(
+  input: readonly unknown[],
+  slots: typeof parseSlots | undefined,
+):
+  | MaintenanceNotification
+  | SlotNotificationHead
+  | MalformedMaintenanceNotification
+  | undefined {
   if (!Array.isArray(input)) return undefined;
   const frame = input as readonly RespValue[];
   const name = text(frame[0])?.toUpperCase();
   if (name === undefined || !NAMES.has(name)) return undefined;
   const type = name as MaintenanceNotificationType;
   try {
-    return parse(type, frame);
+    const n = parseStandalone(type, frame);
+    return slots !== undefined && "head" in n ? slots(n, frame) : n;
   } catch (e) {
     if (e instanceof Malformed) return { type: "malformed", name: type, reason: e.reason };
     throw e;

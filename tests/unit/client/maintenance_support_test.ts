@@ -4,47 +4,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MaintenanceSupport } from "../../../src/client/maintenance_support.ts";
-import type { Connection, Endpoint, TimeoutPolicy } from "../../../src/connection/connection.ts";
 import { silentLogger } from "../../../src/logger.ts";
-import type { RespValue } from "../../../src/resp/types.ts";
-import type { Transport } from "../../../src/transport/types.ts";
-
-interface Fake {
-  configuredEndpoint: Endpoint;
-  closed: boolean;
-  policy: TimeoutPolicy | undefined;
-  handoffs: number;
-  setTimeoutPolicy(p: TimeoutPolicy | undefined): void;
-  handoff(cap: number): Promise<unknown>;
-}
-
-function fakeConnection(endpoint: Endpoint): Fake {
-  return {
-    configuredEndpoint: endpoint,
-    closed: false,
-    policy: undefined,
-    handoffs: 0,
-    setTimeoutPolicy(p) {
-      this.policy = p;
-    },
-    handoff() {
-      this.handoffs++;
-      return Promise.resolve({ from: endpoint, to: endpoint, drainMs: 0, held: 0, replaced: true });
-    },
-  };
-}
-
-const transport = (host: string, port: number): Transport => ({
-  remoteAddress: host,
-  remotePort: port,
-  secure: false,
-  setHandlers() {},
-  write: () => true,
-  close() {},
-});
-
-const A = { host: "127.0.0.1", port: 7000 };
-const B = { host: "127.0.0.1", port: 7001 };
+import { A, B, type Fake, fakeConnection, frame, optIn } from "../../_helpers/maintenance_fakes.ts";
 
 function setup() {
   const events: [string, Record<string, unknown>][] = [];
@@ -54,30 +15,6 @@ function setup() {
   });
   return { m, events };
 }
-
-/** Registers a connection and completes its opt-in. */
-function optIn(
-  m: MaintenanceSupport,
-  f: Fake,
-  label: string,
-  role: "shared" | "exclusive",
-  retired?: Fake[],
-): Connection {
-  const c = f as unknown as Connection;
-  m.register(c, {
-    label,
-    role,
-    endpoint: f.configuredEndpoint,
-    retire: retired ? (x) => retired.push(x as unknown as Fake) : undefined,
-  });
-  const steps = m.handshake(c, transport(f.configuredEndpoint.host, f.configuredEndpoint.port), 3);
-  assert.equal(steps.length, 1);
-  assert.deepEqual(steps[0]!.args.slice(0, 3), ["CLIENT", "MAINT_NOTIFICATIONS", "ON"]);
-  steps[0]!.onReply?.("OK");
-  return c;
-}
-
-const frame = (...parts: RespValue[]): RespValue[] => parts;
 
 describe("MaintenanceSupport", () => {
   it("relaxes the receiving connection on MIGRATING and restores it on MIGRATED", () => {
@@ -127,27 +64,38 @@ describe("MaintenanceSupport", () => {
     m.close();
   });
 
-  it("an SMIGRATING on one connection relaxes every connection of the client, once per seq", () => {
+  it("an SMIGRATING relaxes the connection that received it until its SMIGRATED, reading no slots", () => {
+    // A standalone client cannot route by slot: its controller has no slot-migration part, so
+    // SMIGRATING / SMIGRATED relax and restore each connection that received its copy, as
+    // MIGRATING / MIGRATED do; nothing client-wide, no slot delta (the cluster client's support,
+    // tests/unit/cluster/cluster_maintenance_test.ts, applies them).
     const { m, events } = setup();
+    assert.equal(m.controller.constructor.name, "StandaloneMaintenanceController");
     const fa = fakeConnection(A);
     const fb = fakeConnection(B);
     const a = optIn(m, fa, "shared", "shared");
     const b = optIn(m, fb, "exclusive#1", "exclusive");
-    m.onPush(a, frame("SMIGRATING", 7, "0-99"));
-    m.onPush(b, frame("SMIGRATING", 7, "0-99"));
+    assert.equal(m.onPush(a, frame("SMIGRATING", 7, "0-99")), true, "taken");
     assert.equal(fa.policy!(1000, false), 10_000);
-    assert.equal(fb.policy!(1000, false), 10_000, "relaxed by another connection's copy");
-    assert.equal(m.connectTimeout(1000, B), 10_000, "new sockets too");
+    assert.equal(fb.policy, undefined, "not relaxed by another connection's copy");
+    assert.equal(m.onPush(b, frame("SMIGRATING", 7, "not a slot list")), true, "slots not read");
+    assert.equal(fb.policy!(1000, false), 10_000, "relaxed by its own copy");
+    assert.equal(m.connectTimeout(1000, B), 1000, "new sockets are not");
     const opened = events.filter(([, d]) => d.type === "window-opened");
-    assert.equal(opened.length, 1, "one window per seq");
-    assert.equal(opened[0]![1].connection, "shared");
-    m.onPush(b, frame("SMIGRATED", 8, [["127.0.0.1:7000", "127.0.0.1:7001", "0-99"]]));
-    m.onPush(a, frame("SMIGRATED", 8, [["127.0.0.1:7000", "127.0.0.1:7001", "0-99"]]));
-    assert.equal(fa.policy, undefined, "restored");
+    assert.deepEqual(opened.map(([, d]) => [d.kind, d.connection]), [
+      ["SMIGRATING", "shared"],
+      ["SMIGRATING", "exclusive#1"],
+    ]);
+    assert.equal(
+      m.onPush(b, frame("SMIGRATED", 8, [["127.0.0.1:7000", "127.0.0.1:7001", "0-99"]])),
+      true,
+    );
     assert.equal(fb.policy, undefined, "restored");
-    const deltas = events.filter(([, d]) => d.type === "slot-delta");
-    assert.equal(deltas.length, 1);
-    assert.equal(deltas[0]![1].connection, "exclusive#1");
+    assert.ok(fa.policy !== undefined, "still relaxed: its SMIGRATED has not come");
+    m.onPush(a, frame("SMIGRATED", 8, "garbage"));
+    assert.equal(fa.policy, undefined, "restored");
+    assert.deepEqual(events.filter(([, d]) => d.type === "slot-delta"), [], "no slot delta");
+    assert.deepEqual(events.filter(([, d]) => d.type === "malformed"), []);
     m.close();
   });
 

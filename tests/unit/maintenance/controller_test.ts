@@ -4,6 +4,7 @@ import {
   MaintenanceController,
   type MaintenanceDecision,
   type MaintenanceOptions,
+  StandaloneMaintenanceController,
 } from "../../../src/maintenance/mod.ts";
 import { FakeClock, push } from "./_helpers.ts";
 
@@ -753,6 +754,73 @@ describe("MaintenanceController: SMIGRATING / SMIGRATED", () => {
     assert.equal(only(ds, "window-closed").connection, undefined, "a client window");
     assert.equal(only(ds, "window-closed").endpoint, "127.0.0.1:7000", "where it was opened");
     assert.equal(mc.nextDeadline(), undefined);
+  });
+});
+
+describe("StandaloneMaintenanceController: SMIGRATING / SMIGRATED without the slot-migration part", () => {
+  function standalone(options?: MaintenanceOptions) {
+    const clock = new FakeClock();
+    return { clock, mc: new StandaloneMaintenanceController<string>(options, clock) };
+  }
+
+  it("relaxes only the receiving connection, as MIGRATING does, and gives no slot delta", () => {
+    const { mc } = standalone();
+    mc.attach("n1", "127.0.0.1:7000");
+    mc.attach("n2", "127.0.0.1:7001");
+    const open = mc.onPush("n1", ["SMIGRATING", 12, "123,5000-7000"]);
+    assert.deepEqual(open, [
+      {
+        type: "window-opened",
+        kind: "SMIGRATING",
+        seq: 12,
+        endpoint: "127.0.0.1:7000",
+        connection: "n1",
+        until: 60_000,
+      },
+      { type: "relax", connection: "n1", until: 60_000 },
+    ]);
+    assert.equal(mc.isRelaxed("n2"), false, "not client-wide");
+    assert.equal(mc.inSlotMigration(), false);
+    assert.deepEqual(mc.onPush("n1", ["SMIGRATING", 12, "123"]), [], "seq seen");
+    const close = mc.onPush("n1", ["SMIGRATED", 13, [["127.0.0.1:7000", "127.0.0.1:7001", "123"]]]);
+    assert.deepEqual(types(close), ["window-closed", "unrelax"]);
+    assert.equal(only(close, "window-closed").endSeq, 13);
+    assert.deepEqual(mc.onPush("n2", ["SMIGRATED", 13, []]), [], "no window on n2: a no-op");
+    mc.topologyRefreshStarted();
+    assert.deepEqual(mc.topologyRefreshFinished(), []);
+  });
+
+  it("reads no slots: a bad slot list is not malformed, an unreadable seq is", () => {
+    const { clock, mc } = standalone({ relaxedWindowMaxDuration: 1_000 });
+    mc.attach("n1", "127.0.0.1:7000");
+    assert.deepEqual(types(mc.onPush("n1", ["SMIGRATING", 1, "not slots"])), [
+      "window-opened",
+      "relax",
+    ]);
+    assert.deepEqual(mc.snapshot().connections[0]!.windows.map((w) => w.kind), ["SMIGRATING"]);
+    const bad = mc.onPush("n1", ["SMIGRATED", "x", []]);
+    assert.deepEqual(types(bad), ["malformed"]);
+    assert.equal(only(bad, "malformed").seq, undefined);
+    clock.t = 1_000;
+    const ds = mc.tick();
+    assert.deepEqual(types(ds), ["window-closed", "unrelax"]);
+    assert.equal(only(ds, "window-closed").reason, "backstop");
+  });
+
+  it("handles a parsed SMIGRATING given to onNotification the same way", () => {
+    const { mc } = standalone();
+    mc.attach("c", "127.0.0.1:7000");
+    const ds = mc.onNotification("c", {
+      type: "SMIGRATING",
+      seq: 4,
+      slots: [{ start: 1, end: 2 }],
+    });
+    assert.deepEqual(types(ds), ["window-opened", "relax"]);
+  });
+
+  it("the MaintenanceController is the standalone one with the part", () => {
+    const { mc } = setup();
+    assert.ok(mc instanceof StandaloneMaintenanceController);
   });
 });
 
