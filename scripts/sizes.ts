@@ -77,7 +77,7 @@ try {
       ["Deno", "deno"],
       ["Bun", "bun"],
       ["Node.js", "node"],
-    ]
+    ] as const
   ) {
     const file = join(out, `runtime-${conditions.split(",")[0]}.js`);
     await runEsbuild([
