@@ -96,51 +96,44 @@ function secToMs(seconds: number): number {
 
 // What the arguments checked below are, for their messages.
 const LIST = 'a list, e.g. ["a", "b"]';
-const PAIRS = 'a record or a list of [name, value] pairs, e.g. { a: "1" } or [["a", "1"]]';
-const ZMEMBER = ', e.g. { score: 1, member: "a" }';
-const GEO_MEMBER = "{ longitude, latitude, member } or a list of them, " +
-  'e.g. { longitude: 2.35, latitude: 48.86, member: "a" }';
-const BITFIELD_OPS = 'a list of operations, e.g. [{ op: "GET", type: "u8", offset: 0 }]';
-const STREAMS = 'a record key -> ID or a list of { key, id }, e.g. { stream: "$" }';
+const PAIRS = 'a record or [name, value] pairs, e.g. { a: "1" }';
 
 /**
- * A record or a list of pairs (`what` of `form`: `the fields`), flattened. Only a missing
- * record or an entry that is no list throws, and only then is the argument looked at again.
+ * A record or a list of pairs (the pairs of `form`), flattened. Only a missing record or an
+ * entry that is no list throws, and only then is the argument looked at again.
  */
 function flat(
   pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
   form: string,
-  what: string,
 ): RedisArgument[] {
   const out: RedisArgument[] = [];
   try {
     if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
     else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
   } catch (e) {
-    shapeError(e, pairs, form, what, "a pair", PAIRS, true);
+    shapeError(e, pairs, form, "pair", PAIRS, true);
   }
   return out;
 }
 
 /**
  * The error of a list (or one-or-list) argument `v` whose reading threw `e`, called on that
- * failure path only: `v` missing (`what` of `form`: `the members`), or an entry of it (`one`:
- * `a member`) missing or, with `pairs`, no list; else `e` again (a throwing getter).
+ * failure path only: `v` missing (`the members` of `form`, for `name` "member"), or an entry
+ * of it (`a member`) missing or, with `pairs`, no list; else `e` again (a throwing getter).
  */
 function shapeError(
   e: unknown,
   v: unknown,
   form: string,
-  what: string,
-  one: string,
+  name: string,
   expected: string,
   pairs?: boolean,
 ): never {
-  if (v == null) cannotUse(v, what, form, expected);
+  if (v == null) cannotUse(v, `the ${name}s`, form, expected);
   if (!pairs || Array.isArray(v)) {
     for (const x of list(v) as unknown[]) {
       if (x == null || (pairs && typeof (x as Iterable<unknown>)[Symbol.iterator] !== "function")) {
-        cannotUse(x, one, form, expected);
+        cannotUse(x, `a ${name}`, form, expected);
       }
     }
   }
@@ -244,10 +237,12 @@ function streamsArgs(args: RedisArgument[], streams: XReadStreams, form: string)
       }
     }
   } catch (e) {
-    shapeError(e, streams, form, "the streams", "a stream", STREAMS);
+    shapeError(e, streams, form, "stream", 'a record or [{ key, id }], e.g. { s: "$" }');
   }
   args.push("STREAMS", ...keys, ...ids);
 }
+
+const BITFIELD = 'a list, e.g. [{ op: "GET", type: "u8", offset: 0 }]';
 
 /** BITCOUNT, BITPOS: checks the arguments, then appends `[start [end [BYTE | BIT]]]`. */
 function bitRange(
@@ -281,18 +276,10 @@ function geoSearchArgs(
   o: GeoSearchOptions,
 ): RedisArgument[] {
   checkArgs(got, max, form, spec, o, true);
-  // `in` throws on anything but an object: say what the option holds.
-  if (Object(o.from) !== o.from) {
-    const e = `{ member } or { longitude, latitude }, e.g. ${spec.form}`;
-    cannotUse(o.from, "the option `from`", form, e);
-  }
-  if (Object(o.by) !== o.by) {
-    cannotUse(
-      o.by,
-      "the option `by`",
-      form,
-      `{ radius, unit } or { width, height, unit }, e.g. ${spec.form}`,
-    );
+  // `in` throws on anything but an object: say which option it is.
+  if (Object(o.from) !== o.from || Object(o.by) !== o.by) {
+    const k = Object(o.from) !== o.from ? "from" : "by";
+    cannotUse(o[k], `the option \`${k}\``, form, `an object, e.g. ${spec.form}`);
   }
   if ("member" in o.from) args.push("FROMMEMBER", o.from.member);
   else args.push("FROMLONLAT", o.from.longitude, o.from.latitude);
@@ -719,7 +706,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   mset(pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][]): Promise<"OK"> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "mset(pairs)");
-    return this._run(["MSET", ...flat(pairs, "mset", "the pairs")], T.ok, N) as Promise<"OK">;
+    return this._run(["MSET", ...flat(pairs, "mset")], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -732,7 +719,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
   ): Promise<boolean> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "msetnx(pairs)");
-    return this._run(["MSETNX", ...flat(pairs, "msetnx", "the pairs")], T.bool, N) as Promise<
+    return this._run(["MSETNX", ...flat(pairs, "msetnx")], T.bool, N) as Promise<
       boolean
     >;
   }
@@ -1480,7 +1467,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ) {
       if (value === undefined) throw new TypeError("Cannot run HSET: a value is required");
       args.push(fieldOrFields, value);
-    } else args.push(...flat(fieldOrFields, "hset", "the fields"));
+    } else args.push(...flat(fieldOrFields, "hset"));
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -2437,14 +2424,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     try {
       for (const m of list(members)) args.push(sc(m.score), m.member);
     } catch (e) {
-      shapeError(
-        e,
-        members,
-        "zadd",
-        "the members",
-        "a member",
-        `{ score, member } or a list of them${ZMEMBER}`,
-      );
+      shapeError(e, members, "zadd", "member", "{ score, member } or a list of them");
     }
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -2461,7 +2441,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     if (arguments.length > 3 || options !== undefined) {
       checkArgs(arguments.length, 3, "zaddIncr(key, member, options?)", O.ZADD, options);
     }
-    if (member == null) cannotUse(member, "the member", "zaddIncr", `{ score, member }${ZMEMBER}`);
+    if (member == null) cannotUse(member, "the member", "zaddIncr", "{ score, member }");
     const args = zaddArgs(key, options);
     args.push("INCR", sc(member.score), member.member);
     return this._run(args, T.numOrNull, N) as Promise<number | null>;
@@ -3223,7 +3203,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     const args: RedisArgument[] = ["XADD", key];
     if (options?.nomkstream) args.push("NOMKSTREAM");
     if (options) trimArgs(args, options);
-    args.push(id, ...flat(fields, "xadd", "the fields"));
+    args.push(id, ...flat(fields, "xadd"));
     return this._run(args, T.strOrNull, N) as Promise<string | null>;
   }
 
@@ -3815,7 +3795,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   bitfield(key: RedisArgument, operations: BitfieldOperation[]): Promise<(number | null)[]> {
     const form = "bitfield(key, operations)";
     if (arguments.length > 2) tooManyArguments(arguments.length, form);
-    checkList(operations, form, "the operations", BITFIELD_OPS);
+    checkList(operations, form, "the operations", BITFIELD);
     const args: RedisArgument[] = ["BITFIELD", key];
     let readOnly = true;
     for (const o of operations) {
@@ -3835,7 +3815,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
           args.push("OVERFLOW", o.behavior);
           break;
         default:
-          if (o == null) cannotUse(o, "an operation", form, BITFIELD_OPS);
+          if (o == null) cannotUse(o, "an operation", form, BITFIELD);
       }
     }
     return this._run(args, T.numsOrNull, readOnly ? RO : N) as Promise<(number | null)[]>;
@@ -3900,7 +3880,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     try {
       for (const m of list(members)) args.push(m.longitude, m.latitude, m.member);
     } catch (e) {
-      shapeError(e, members, "geoadd", "the members", "a member", GEO_MEMBER);
+      shapeError(
+        e,
+        members,
+        "geoadd",
+        "member",
+        "{ longitude, latitude, member } or a list of them",
+      );
     }
     return this._run(args, T.num, N) as Promise<number>;
   }
@@ -4103,7 +4089,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     const form = "evalScript(script, keys?, args?)";
     checkScript(arguments.length, form, keys, args);
     if (typeof (script as { length?: unknown } | null)?.length !== "number") {
-      cannotUse(script, "the script", form, 'a string, e.g. evalScript("return 1")');
+      cannotUse(script, "the script", form, 'a string, e.g. "return 1"');
     }
     return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {
       if (e instanceof ReplyError && e.prefix === "NOSCRIPT") return this.eval(script, keys, args);
@@ -4445,7 +4431,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   configSet(parameters: Record<string, RedisArgument>): Promise<"OK"> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "configSet(parameters)");
     return this._run(
-      ["CONFIG", "SET", ...flat(parameters, "configSet", "the parameters")],
+      ["CONFIG", "SET", ...flat(parameters, "configSet")],
       T.ok,
       N,
     ) as Promise<"OK">;
