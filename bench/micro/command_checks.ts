@@ -27,24 +27,14 @@ const ROUNDS = Number(flag("--rounds", "21"));
 
 /** The base commit's commands.ts, its relative imports pointed at the working tree. */
 function baseModule(): string {
-  const text = execFileSync(
-    "git",
-    ["show", `${BASE}:src/commands/commands.ts`],
-    {
-      cwd: root,
-      encoding: "utf8",
-    },
-  );
+  const text = execFileSync("git", ["show", `${BASE}:src/commands/commands.ts`], {
+    cwd: root,
+    encoding: "utf8",
+  });
   const dir = pathToFileURL(join(root, "src/commands")).href;
   const src = pathToFileURL(join(root, "src")).href;
-  const out = text.replaceAll('from "./', `from "${dir}/`).replaceAll(
-    'from "../',
-    `from "${src}/`,
-  );
-  const file = join(
-    mkdtempSync(join(tmpdir(), "command-checks-")),
-    "commands_base.ts",
-  );
+  const out = text.replaceAll('from "./', `from "${dir}/`).replaceAll('from "../', `from "${src}/`);
+  const file = join(mkdtempSync(join(tmpdir(), "command-checks-")), "commands_base.ts");
   writeFileSync(file, out);
   return pathToFileURL(file).href;
 }
@@ -60,9 +50,7 @@ function recorder(Base: Any): Any {
 }
 
 const a = recorder((await import(baseModule())).RedisCommands);
-const b = recorder(
-  (await import(join(root, "src/commands/commands.ts"))).RedisCommands,
-);
+const b = recorder((await import(join(root, "src/commands/commands.ts"))).RedisCommands);
 
 const EX = { ex: 10 };
 const ZM = { score: 1, member: "m" };
@@ -96,12 +84,8 @@ const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 const runtime = "Bun" in globalThis
   ? `bun ${(globalThis as Any).Bun.version}`
   : `deno ${(globalThis as Any).Deno?.version?.deno}`;
-console.log(
-  `${runtime}, base ${BASE}, ${CALLS} calls x ${ROUNDS} rounds (A/B alternating)`,
-);
-console.log(
-  "| call | base ns (min) | this ns (min) | this/base (median of rounds) |",
-);
+console.log(`${runtime}, base ${BASE}, ${CALLS} calls x ${ROUNDS} rounds (A/B alternating)`);
+console.log("| call | base ns (min) | this ns (min) | this/base (median of rounds) |");
 console.log("| --- | ---: | ---: | ---: |");
 for (const [name, fn] of workloads) {
   run(a, fn);
@@ -121,8 +105,6 @@ for (const [name, fn] of workloads) {
   const ma = Math.min(...as);
   const mb = Math.min(...bs);
   console.log(
-    `| ${name} | ${ma.toFixed(1)} | ${mb.toFixed(1)} | ${
-      median(ratios).toFixed(2)
-    }x |`,
+    `| ${name} | ${ma.toFixed(1)} | ${mb.toFixed(1)} | ${median(ratios).toFixed(2)}x |`,
   );
 }
