@@ -160,9 +160,22 @@ export function checkCommandOptions(o: unknown, spec: OptionSpec, command: strin
 }
 
 function notOptions(o: unknown, spec: OptionSpec, command: string): never {
+  cannotUse(o, "the options", command, `an options object, e.g. ${command}(..., ${spec.form})`);
+}
+
+/**
+ * Throws a `TypeError` for an argument of the wrong shape, in the one form of these messages:
+ * `Cannot use undefined as the keys of zdiff: expected a list, e.g. ["a", "b"]`.
+ *
+ * @param v The argument (or the part of it that is wrong).
+ * @param what What it was given as: `the keys`, `a member`.
+ * @param method The method, or its form (`zdiff(keys)`: the name is read from it).
+ * @param expected What is expected, with an example.
+ * @throws {TypeError} Always.
+ */
+export function cannotUse(v: unknown, what: string, method: string, expected: string): never {
   throw new TypeError(
-    `Cannot use ${received(o)} as the options of ${command}: expected an options object, ` +
-      `e.g. ${command}(..., ${spec.form})`,
+    `Cannot use ${received(v)} as ${what} of ${method.split("(")[0]}: expected ${expected}`,
   );
 }
 

@@ -54,6 +54,9 @@ const b = recorder((await import(join(root, "src/commands/commands.ts"))).RedisC
 
 const EX = { ex: 10 };
 const ZM = { score: 1, member: "m" };
+const FV = { f: "v" };
+const AB = { a: "1", b: "2" };
+const AB_PAIRS = [["a", "1"], ["b", "2"]];
 const workloads: [string, (r: Any) => void][] = [
   ["get(k)", (r) => r.get("k")],
   ["set(k, v)", (r) => r.set("k", "v")],
@@ -62,6 +65,11 @@ const workloads: [string, (r: Any) => void][] = [
   ["zrange(k, 0, -1)", (r) => r.zrange("k", 0, -1)],
   ["expire(k, 10)", (r) => r.expire("k", 10)],
   ["zadd(k, { score, member })", (r) => r.zadd("k", ZM)],
+  ["hset(k, f, v)", (r) => r.hset("k", "f", "v")],
+  ["hset(k, { f: v })", (r) => r.hset("k", FV)],
+  ["mset({ a, b })", (r) => r.mset(AB)],
+  ["mset([[a, 1], [b, 2]])", (r) => r.mset(AB_PAIRS)],
+  ["xadd(k, *, { f: v })", (r) => r.xadd("k", "*", FV)],
   ["lrange(k, 0, -1)", (r) => r.lrange("k", 0, -1)],
   ["spop(k)", (r) => r.spop("k")],
 ];

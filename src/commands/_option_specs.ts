@@ -35,7 +35,13 @@ import type {
   ZRangeOptions,
 } from "./types.ts";
 
-export { checkArgs, checkCommandOptions, received, tooManyArguments } from "../_validate.ts";
+export {
+  cannotUse,
+  checkArgs,
+  checkCommandOptions,
+  received,
+  tooManyArguments,
+} from "../_validate.ts";
 
 function spec<T>(keys: KeyTable<T>, form: string, hints?: Record<string, string>): OptionSpec {
   return { keys, form, hints };

@@ -17,7 +17,7 @@ import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import * as O from "./_option_specs.ts";
 import type { OptionSpec } from "../_validate.ts";
-import { checkArgs, checkCommandOptions, received, tooManyArguments } from "./_option_specs.ts";
+import { cannotUse, checkArgs, checkCommandOptions, tooManyArguments } from "./_option_specs.ts";
 import type {
   BitfieldOperation,
   BitRangeOptions,
@@ -94,14 +94,69 @@ function secToMs(seconds: number): number {
   return seconds === 0 ? 0 : Math.ceil(seconds * 1000);
 }
 
-/** A record or a list of pairs, flattened. */
+// What the arguments checked below are, for their messages.
+const LIST = 'a list, e.g. ["a", "b"]';
+const PAIRS = 'a record or [name, value] pairs, e.g. { a: "1" }';
+
+/**
+ * A record or a list of pairs (the pairs of `form`), flattened. Only a missing record or an
+ * entry that is no list throws, and only then is the argument looked at again.
+ */
 function flat(
   pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
+  form: string,
 ): RedisArgument[] {
   const out: RedisArgument[] = [];
-  if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
-  else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
+  try {
+    if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
+    else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
+  } catch (e) {
+    shapeError(e, pairs, form, "pair", PAIRS, true);
+  }
   return out;
+}
+
+/**
+ * The error of a list (or one-or-list) argument `v` whose reading threw `e`, called on that
+ * failure path only: `v` missing (`the members` of `form`, for `name` "member"), or an entry
+ * of it (`a member`) missing or, with `pairs`, no list; else `e` again (a throwing getter).
+ */
+function shapeError(
+  e: unknown,
+  v: unknown,
+  form: string,
+  name: string,
+  expected: string,
+  pairs?: boolean,
+): never {
+  if (v == null) cannotUse(v, `the ${name}s`, form, expected);
+  if (!pairs || Array.isArray(v)) {
+    for (const x of list(v) as unknown[]) {
+      if (x == null || (pairs && typeof (x as Iterable<unknown>)[Symbol.iterator] !== "function")) {
+        cannotUse(x, `a ${name}`, form, expected);
+      }
+    }
+  }
+  throw e;
+}
+
+/**
+ * Refuses a list argument (`what` of `form`) that cannot be spread. Anything iterable passes,
+ * as it always did.
+ */
+function checkList(v: unknown, form: string, what = "the keys", expected = LIST): void {
+  if (
+    !Array.isArray(v) && typeof (v as Iterable<unknown> | null)?.[Symbol.iterator] !== "function"
+  ) {
+    cannotUse(v, what, form, expected);
+  }
+}
+
+/** Appends `numkeys ...keys` to `args`, the keys checked ({@linkcode checkList}). */
+function numKeys(args: RedisArgument[], keys: RedisArgument[], form: string): RedisArgument[] {
+  checkList(keys, form);
+  args.push(keys.length, ...keys);
+  return args;
 }
 
 /** The `keys`/`args` of `eval`, `fcall` and their variants (`form`) are not both lists. */
@@ -114,10 +169,8 @@ function scriptListsError(form: string, keys: unknown, args: unknown): never {
         `give the keys and the arguments as two lists, e.g. ${example}`,
     );
   }
-  const [what, v] = Array.isArray(keys) ? ["arguments", args] : ["keys", keys];
-  throw new TypeError(
-    `Cannot use ${received(v)} as the ${what} of ${method}: expected a list, e.g. ${example}`,
-  );
+  const [what, v] = Array.isArray(keys) ? ["the arguments", args] : ["the keys", keys];
+  cannotUse(v, what, method, `a list, e.g. ${example}`);
 }
 
 /**
@@ -168,22 +221,28 @@ function trimArgs(args: RedisArgument[], o: StreamTrimOptions): void {
   if (o.limit !== undefined) args.push("LIMIT", o.limit);
 }
 
-function streamsArgs(args: RedisArgument[], streams: XReadStreams): void {
+function streamsArgs(args: RedisArgument[], streams: XReadStreams, form: string): void {
   const keys: RedisArgument[] = [];
   const ids: RedisArgument[] = [];
-  if (Array.isArray(streams)) {
-    for (const s of streams) {
-      keys.push(s.key);
-      ids.push(s.id);
+  try {
+    if (Array.isArray(streams)) {
+      for (const s of streams) {
+        keys.push(s.key);
+        ids.push(s.id);
+      }
+    } else {
+      for (const k of Object.keys(streams)) {
+        keys.push(k);
+        ids.push(streams[k] as RedisArgument);
+      }
     }
-  } else {
-    for (const k of Object.keys(streams)) {
-      keys.push(k);
-      ids.push(streams[k] as RedisArgument);
-    }
+  } catch (e) {
+    shapeError(e, streams, form, "stream", 'a record or [{ key, id }], e.g. { s: "$" }');
   }
   args.push("STREAMS", ...keys, ...ids);
 }
+
+const BITFIELD = 'a list, e.g. [{ op: "GET", type: "u8", offset: 0 }]';
 
 /** BITCOUNT, BITPOS: checks the arguments, then appends `[start [end [BYTE | BIT]]]`. */
 function bitRange(
@@ -217,6 +276,11 @@ function geoSearchArgs(
   o: GeoSearchOptions,
 ): RedisArgument[] {
   checkArgs(got, max, form, spec, o, true);
+  // `in` throws on anything but an object: say which option it is.
+  if (Object(o.from) !== o.from || Object(o.by) !== o.by) {
+    const k = Object(o.from) !== o.from ? "from" : "by";
+    cannotUse(o[k], `the option \`${k}\``, form, `an object, e.g. ${spec.form}`);
+  }
   if ("member" in o.from) args.push("FROMMEMBER", o.from.member);
   else args.push("FROMLONLAT", o.from.longitude, o.from.latitude);
   if ("radius" in o.by) args.push("BYRADIUS", o.by.radius, o.by.unit);
@@ -284,6 +348,7 @@ function xclaimArgs(
   o: XClaimOptions | undefined,
 ): RedisArgument[] {
   if (got > 6 || o !== undefined) checkArgs(got, 6, form, O.XCLAIM, o);
+  checkList(ids, form, "the IDs");
   const args: RedisArgument[] = ["XCLAIM", key, group, consumer, minIdleTime, ...ids];
   if (o?.idle !== undefined) args.push("IDLE", o.idle);
   if (o?.time !== undefined) args.push("TIME", o.time);
@@ -352,7 +417,7 @@ function runMpop(
   if (got > max || o !== undefined) checkArgs(got, max, form, O.COUNT, o);
   const ms = blocking ? secToMs(timeout as number) : undefined;
   const args: RedisArgument[] = blocking ? [cmd, timeout as number] : [cmd];
-  args.push(keys.length, ...keys, side);
+  numKeys(args, keys, form).push(side);
   if (o?.count !== undefined) args.push("COUNT", o.count);
   return c._run(args, transform, flags, ms);
 }
@@ -389,7 +454,7 @@ function runAggregate(
   withScores?: boolean,
 ): unknown {
   if (got > max || o !== undefined) checkArgs(got, max, form, O.ZAGGREGATE, o);
-  head.push(keys.length, ...keys);
+  numKeys(head, keys, form);
   if (o?.weights) head.push("WEIGHTS", ...o.weights.map(sc));
   if (o?.aggregate) head.push("AGGREGATE", o.aggregate);
   if (withScores) head.push("WITHSCORES");
@@ -489,7 +554,7 @@ function runRead(
   const block = o?.block;
   if (block !== undefined) args.push("BLOCK", block);
   if (o?.noack) args.push("NOACK");
-  streamsArgs(args, streams);
+  streamsArgs(args, streams, form);
   return c._run(args, T.streamMessages, block === undefined ? flags : flags | BL, block);
 }
 
@@ -641,7 +706,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   mset(pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][]): Promise<"OK"> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "mset(pairs)");
-    return this._run(["MSET", ...flat(pairs)], T.ok, N) as Promise<"OK">;
+    return this._run(["MSET", ...flat(pairs, "mset")], T.ok, N) as Promise<"OK">;
   }
 
   /**
@@ -654,7 +719,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
   ): Promise<boolean> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "msetnx(pairs)");
-    return this._run(["MSETNX", ...flat(pairs)], T.bool, N) as Promise<boolean>;
+    return this._run(["MSETNX", ...flat(pairs, "msetnx")], T.bool, N) as Promise<
+      boolean
+    >;
   }
 
   /**
@@ -1400,7 +1467,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     ) {
       if (value === undefined) throw new TypeError("Cannot run HSET: a value is required");
       args.push(fieldOrFields, value);
-    } else args.push(...flat(fieldOrFields));
+    } else args.push(...flat(fieldOrFields, "hset"));
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -2247,10 +2314,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The cardinality.
    */
   sintercard(keys: RedisArgument[], options?: { limit?: number }): Promise<number> {
+    const form = "sintercard(keys, options?)";
     if (arguments.length > 2 || options !== undefined) {
-      checkArgs(arguments.length, 2, "sintercard(keys, options?)", O.LIMIT, options);
+      checkArgs(arguments.length, 2, form, O.LIMIT, options);
     }
-    const args: RedisArgument[] = ["SINTERCARD", keys.length, ...keys];
+    const args = numKeys(["SINTERCARD"], keys, form);
     if (options?.limit !== undefined) args.push("LIMIT", options.limit);
     return this._run(args, T.num, RO) as Promise<number>;
   }
@@ -2353,7 +2421,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
       checkArgs(arguments.length, 3, "zadd(key, members, options?)", O.ZADD, options);
     }
     const args = zaddArgs(key, options);
-    for (const m of list(members)) args.push(sc(m.score), m.member);
+    try {
+      for (const m of list(members)) args.push(sc(m.score), m.member);
+    } catch (e) {
+      shapeError(e, members, "zadd", "member", "{ score, member } or a list of them");
+    }
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -2369,6 +2441,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     if (arguments.length > 3 || options !== undefined) {
       checkArgs(arguments.length, 3, "zaddIncr(key, member, options?)", O.ZADD, options);
     }
+    if (member == null) cannotUse(member, "the member", "zaddIncr", "{ score, member }");
     const args = zaddArgs(key, options);
     args.push("INCR", sc(member.score), member.member);
     return this._run(args, T.numOrNull, N) as Promise<number | null>;
@@ -2850,8 +2923,9 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The size of the result.
    */
   zdiffstore(destination: RedisArgument, keys: RedisArgument[]): Promise<number> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "zdiffstore(destination, keys)");
-    const args: RedisArgument[] = ["ZDIFFSTORE", destination, keys.length, ...keys];
+    const form = "zdiffstore(destination, keys)";
+    if (arguments.length > 2) tooManyArguments(arguments.length, form);
+    const args = numKeys(["ZDIFFSTORE", destination], keys, form);
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -2959,7 +3033,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   zdiff(keys: RedisArgument[]): Promise<S[]> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "zdiff(keys)");
-    return this._run(["ZDIFF", keys.length, ...keys], T.arr, RO) as Promise<S[]>;
+    return this._run(numKeys(["ZDIFF"], keys, "zdiff"), T.arr, RO) as Promise<S[]>;
   }
 
   /**
@@ -2969,8 +3043,10 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns The members and their scores.
    */
   zdiffWithScores(keys: RedisArgument[]): Promise<ScoredMember<S>[]> {
-    if (arguments.length > 1) tooManyArguments(arguments.length, "zdiffWithScores(keys)");
-    const args: RedisArgument[] = ["ZDIFF", keys.length, ...keys, "WITHSCORES"];
+    const form = "zdiffWithScores(keys)";
+    if (arguments.length > 1) tooManyArguments(arguments.length, form);
+    const args = numKeys(["ZDIFF"], keys, form);
+    args.push("WITHSCORES");
     return this._run(args, T.scored, RO) as Promise<ScoredMember<S>[]>;
   }
 
@@ -3127,7 +3203,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     const args: RedisArgument[] = ["XADD", key];
     if (options?.nomkstream) args.push("NOMKSTREAM");
     if (options) trimArgs(args, options);
-    args.push(id, ...flat(fields));
+    args.push(id, ...flat(fields, "xadd"));
     return this._run(args, T.strOrNull, N) as Promise<string | null>;
   }
 
@@ -3717,11 +3793,13 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    * @returns One result per GET/SET/INCRBY; null for an INCRBY stopped by `OVERFLOW FAIL`.
    */
   bitfield(key: RedisArgument, operations: BitfieldOperation[]): Promise<(number | null)[]> {
-    if (arguments.length > 2) tooManyArguments(arguments.length, "bitfield(key, operations)");
+    const form = "bitfield(key, operations)";
+    if (arguments.length > 2) tooManyArguments(arguments.length, form);
+    checkList(operations, form, "the operations", BITFIELD);
     const args: RedisArgument[] = ["BITFIELD", key];
     let readOnly = true;
     for (const o of operations) {
-      switch (o.op) {
+      switch (o?.op) {
         case "GET":
           args.push("GET", o.type, o.offset);
           break;
@@ -3736,6 +3814,8 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
         case "OVERFLOW":
           args.push("OVERFLOW", o.behavior);
           break;
+        default:
+          if (o == null) cannotUse(o, "an operation", form, BITFIELD);
       }
     }
     return this._run(args, T.numsOrNull, readOnly ? RO : N) as Promise<(number | null)[]>;
@@ -3797,7 +3877,17 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     if (options?.nx) args.push("NX");
     if (options?.xx) args.push("XX");
     if (options?.ch) args.push("CH");
-    for (const m of list(members)) args.push(m.longitude, m.latitude, m.member);
+    try {
+      for (const m of list(members)) args.push(m.longitude, m.latitude, m.member);
+    } catch (e) {
+      shapeError(
+        e,
+        members,
+        "geoadd",
+        "member",
+        "{ longitude, latitude, member } or a list of them",
+      );
+    }
     return this._run(args, T.num, N) as Promise<number>;
   }
 
@@ -3996,7 +4086,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
     keys: RedisArgument[] = [],
     args: RedisArgument[] = [],
   ): Promise<RespValue> {
-    checkScript(arguments.length, "evalScript(script, keys?, args?)", keys, args);
+    const form = "evalScript(script, keys?, args?)";
+    checkScript(arguments.length, form, keys, args);
+    if (typeof (script as { length?: unknown } | null)?.length !== "number") {
+      cannotUse(script, "the script", form, 'a string, e.g. "return 1"');
+    }
     return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {
       if (e instanceof ReplyError && e.prefix === "NOSCRIPT") return this.eval(script, keys, args);
       throw e;
@@ -4336,7 +4430,11 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
    */
   configSet(parameters: Record<string, RedisArgument>): Promise<"OK"> {
     if (arguments.length > 1) tooManyArguments(arguments.length, "configSet(parameters)");
-    return this._run(["CONFIG", "SET", ...flat(parameters)], T.ok, N) as Promise<"OK">;
+    return this._run(
+      ["CONFIG", "SET", ...flat(parameters, "configSet")],
+      T.ok,
+      N,
+    ) as Promise<"OK">;
   }
 
   /**

@@ -107,4 +107,102 @@ describe("command argument checks", () => {
       refused(r, () => r[name](...args), new RegExp(`of ${name}`));
     }
   });
+
+  it("a missing or wrongly shaped list, record or member names the method and what it expects", () => {
+    const r = new Recorder() as Any;
+    const byRadius = { radius: 1, unit: "m" };
+    // [method, arguments, what the message says it got and expects]
+    const cases: [string, unknown[], RegExp][] = [
+      [
+        "bitfield",
+        ["k"],
+        /undefined as the operations of bitfield: expected a list, e\.g\. \[\{ op/,
+      ],
+      ["bitfield", ["k", 1], /the number 1 as the operations of bitfield/],
+      ["bitfield", ["k", [null]], /null as an operation of bitfield: expected a list/],
+      ["lmpop", [undefined, "LEFT"], /undefined as the keys of lmpop: expected a list/],
+      ["zmpop", [{ a: 1 }, "MIN"], /an object as the keys of zmpop: expected a list/],
+      ["blmpop", [1], /undefined as the keys of blmpop: expected a list/],
+      ["bzmpop", [1, 1, "MIN"], /the number 1 as the keys of bzmpop: expected a list/],
+      ["sintercard", [1], /the number 1 as the keys of sintercard: expected a list/],
+      ["zdiff", [], /undefined as the keys of zdiff: expected a list/],
+      ["zdiffWithScores", [{}], /an object as the keys of zdiffWithScores/],
+      ["zdiffstore", ["d"], /undefined as the keys of zdiffstore/],
+      ["zunion", [1], /the number 1 as the keys of zunion: expected a list/],
+      ["zunionWithScores", [], /undefined as the keys of zunionWithScores/],
+      ["zinter", [{ k: 1 }], /an object as the keys of zinter/],
+      ["zinterWithScores", [0.5], /the number 0.5 as the keys of zinterWithScores/],
+      ["zunionstore", ["d"], /undefined as the keys of zunionstore/],
+      ["zinterstore", ["d", 2], /the number 2 as the keys of zinterstore/],
+      ["xclaim", ["s", "g", "c", 0], /undefined as the IDs of xclaim: expected a list/],
+      ["xclaimJustId", ["s", "g", "c", 0, 7], /the number 7 as the IDs of xclaimJustId/],
+      ["mset", [], /undefined as the pairs of mset: expected a record or \[name, value\] pairs/],
+      ["mset", [[["a", "1"], { b: "2" }]], /an object as a pair of mset: expected a record/],
+      ["msetnx", [null], /null as the pairs of msetnx: expected a record/],
+      ["hset", ["h"], /undefined as the pairs of hset: expected a record or \[name, value\] pairs/],
+      ["hset", ["h", [["f", "v"], 5]], /the number 5 as a pair of hset/],
+      ["xadd", ["s", "*"], /undefined as the pairs of xadd: expected a record/],
+      ["xadd", ["s", "*", [null]], /null as a pair of xadd/],
+      ["configSet", [], /undefined as the pairs of configSet: expected a record/],
+      ["configSet", [[{ maxmemory: "1mb" }]], /an object as a pair of configSet/],
+      ["xread", [], /undefined as the streams of xread: expected a record or \[\{ key, id \}\]/],
+      ["xread", [[{ key: "s", id: "0" }, null]], /null as a stream of xread/],
+      ["xreadgroup", ["g", "c"], /undefined as the streams of xreadgroup/],
+      ["zadd", ["z"], /undefined as the members of zadd: expected \{ score, member \} or a list/],
+      ["zadd", ["z", [{ score: 1, member: "a" }, null]], /null as a member of zadd/],
+      ["zaddIncr", ["z"], /undefined as the member of zaddIncr: expected \{ score, member \}/],
+      [
+        "geoadd",
+        ["g"],
+        /undefined as the members of geoadd: expected \{ longitude, latitude, member \}/,
+      ],
+      ["geoadd", ["g", [undefined]], /undefined as a member of geoadd/],
+      ["evalScript", [], /undefined as the script of evalScript: expected a string/],
+      ["evalScript", [1.5], /the number 1.5 as the script of evalScript: expected a string/],
+      [
+        "geosearch",
+        ["g", { by: byRadius }],
+        /undefined as the option `from` of geosearch: expected an object, e\.g\. \{ from:/,
+      ],
+      [
+        "geosearchWith",
+        ["g", { from: { member: "m" } }, { withDist: true }],
+        /undefined as the option `by` of geosearchWith/,
+      ],
+      [
+        "geosearchstore",
+        ["d", "g", { from: "m", by: byRadius }],
+        /the string "m" as the option `from` of geosearchstore/,
+      ],
+    ];
+    for (const [name, args, message] of cases) {
+      refused(
+        r,
+        () => r[name](...args),
+        new RegExp(`^Cannot use .+ of ${name}: expected `),
+        message,
+      );
+    }
+  });
+
+  it("the shape checks leave well-formed and other arguments as they were", () => {
+    const r = new Recorder() as Any;
+    const sent = (fn: () => unknown) => (fn(), r.calls.at(-1).args);
+    assert.deepEqual(sent(() => r.mset({ a: "1" })), ["MSET", "a", "1"]);
+    assert.deepEqual(sent(() => r.hset("h", [["f", "v"]])), ["HSET", "h", "f", "v"]);
+    assert.deepEqual(sent(() => r.zadd("z", { score: 1, member: "a" })), ["ZADD", "z", 1, "a"]);
+    assert.deepEqual(sent(() => r.zdiff(["a", "b"])), ["ZDIFF", 2, "a", "b"]);
+    assert.deepEqual(sent(() => r.xread([{ key: "s", id: "0" }])), ["XREAD", "STREAMS", "s", "0"]);
+    assert.deepEqual(sent(() => r.bitfield("k", [])), ["BITFIELD", "k"]);
+    // A throwing getter is the caller's own error, not a shape error.
+    const boom = new Error("boom");
+    const pairs = Object.defineProperty({}, "a", {
+      enumerable: true,
+      get: () => {
+        throw boom;
+      },
+    });
+    assert.throws(() => r.mset(pairs), (e: unknown) => e === boom);
+    assert.throws(() => r.xread(pairs), (e: unknown) => e === boom);
+  });
 });
