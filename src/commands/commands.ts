@@ -108,8 +108,13 @@ function flat(
 ): RedisArgument[] {
   const out: RedisArgument[] = [];
   try {
-    if (Array.isArray(pairs)) { for (const [k, v] of pairs) out.push(k, v); }
-    else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
+    if (Array.isArray(pairs)) {
+      // A pair is a list of two: a string would destructure into its first two characters.
+      for (const p of pairs) {
+        if (!Array.isArray(p) || p.length !== 2) cannotUse(p, "a pair", form, PAIRS);
+        out.push(p[0], p[1]);
+      }
+    } else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
   } catch (e) {
     shapeError(e, pairs, form, "pair", PAIRS, true);
   }
@@ -140,16 +145,10 @@ function shapeError(
   throw e;
 }
 
-/**
- * Refuses a list argument (`what` of `form`) that cannot be spread. Anything iterable passes,
- * as it always did.
- */
+/** Refuses a list argument (`what` of `form`) that is not a list. */
 function checkList(v: unknown, form: string, what = "the keys", expected = LIST): void {
-  if (
-    !Array.isArray(v) && typeof (v as Iterable<unknown> | null)?.[Symbol.iterator] !== "function"
-  ) {
-    cannotUse(v, what, form, expected);
-  }
+  // A list, not any iterable: a string would be spread into its characters.
+  if (!Array.isArray(v)) cannotUse(v, what, form, expected);
 }
 
 /** Appends `numkeys ...keys` to `args`, the keys checked ({@linkcode checkList}). */

@@ -126,6 +126,11 @@ describe("command argument checks", () => {
       ["bzmpop", [1, 1, "MIN"], /the number 1 as the keys of bzmpop: expected a list/],
       ["sintercard", [1], /the number 1 as the keys of sintercard: expected a list/],
       ["zdiff", [], /undefined as the keys of zdiff: expected a list/],
+      // A string or bytes is not spread into characters: ZDIFF 2 a b is not what was meant.
+      ["zdiff", ["ab"], /the string "ab" as the keys of zdiff: expected a list/],
+      ["lmpop", ["ab", "LEFT"], /the string "ab" as the keys of lmpop/],
+      ["sintercard", [new Uint8Array([97, 98])], /as the keys of sintercard: expected a list/],
+      ["zunionstore", ["d", new Set(["a"])], /as the keys of zunionstore: expected a list/],
       ["zdiffWithScores", [{}], /an object as the keys of zdiffWithScores/],
       ["zdiffstore", ["d"], /undefined as the keys of zdiffstore/],
       ["zunion", [1], /the number 1 as the keys of zunion: expected a list/],
@@ -138,6 +143,10 @@ describe("command argument checks", () => {
       ["xclaimJustId", ["s", "g", "c", 0, 7], /the number 7 as the IDs of xclaimJustId/],
       ["mset", [], /undefined as the pairs of mset: expected a record or \[name, value\] pairs/],
       ["mset", [[["a", "1"], { b: "2" }]], /an object as a pair of mset: expected a record/],
+      // A pair is two: "k1" would destructure into MSET k 1.
+      ["mset", [["k1"]], /the string "k1" as a pair of mset/],
+      ["hset", ["h", [["f"]]], /as a pair of hset/],
+      ["mset", [[["a", "1", "b"]]], /as a pair of mset/],
       ["msetnx", [null], /null as the pairs of msetnx: expected a record/],
       ["hset", ["h"], /undefined as the pairs of hset: expected a record or \[name, value\] pairs/],
       ["hset", ["h", [["f", "v"], 5]], /the number 5 as a pair of hset/],
