@@ -234,15 +234,14 @@ console.log(JSON.stringify(during));
 
   it("`.` minified stays under 163 KB; the cache part carries the key table in the compact form", async () => {
     // The Workers bundle of a user is `.` (esbuild, minified): its size is the worker's parse
-    // time on every cold start (measured 173.9 KB: the typed commands with their run-time
-    // argument checks, the connection, maintenance handling; 213.4 KB before the client-side
-    // cache and the OpenTelemetry recorder became parts, +2.9 KB for the commands written behind
-    // the handshake, -5.9 KB for the slot-migration handling moved to the cluster client, -5.2
-    // KB for the typed commands sharing their checks, -3.3 KB in the layers below: 160.4 KB; the
-    // bound catches growth. A build for one runtime from the npm package is smaller still:
-    // tests/install checks which transports it carries). The key table (src/commands/key_spec.ts) is in
-    // `./cache` and `./cluster` only, and ships as dictionaries and index characters, never as
-    // the text rows it decodes to.
+    // time on every cold start. 213.4 KB before the client-side cache and the OpenTelemetry
+    // recorder became parts; 174.8 KB with them out and the commands written behind the
+    // handshake; -5.9 KB for the slot-migration handling moved to the cluster client, -5.2 KB for
+    // the typed commands sharing their checks, -3.3 KB in the layers below, +1.2 KB for the shape
+    // errors of key lists, pairs and members: 161.6 KB. The bound catches growth. A build for one
+    // runtime from the npm package is smaller still (tests/install checks which transports it
+    // carries). The key table (src/commands/key_spec.ts) is in `./cache` and `./cluster` only,
+    // and ships as dictionaries and index characters, never as the text rows it decodes to.
     const min = mkdtempSync(join(tmpdir(), "edge-redis-bundle-min-"));
     try {
       const files = await bundleEntries(
