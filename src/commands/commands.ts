@@ -454,7 +454,10 @@ function runAggregate(
 ): unknown {
   if (got > max || o !== undefined) checkArgs(got, max, form, O.ZAGGREGATE, o);
   numKeys(head, keys, form);
-  if (o?.weights) head.push("WEIGHTS", ...o.weights.map(sc));
+  if (o?.weights) {
+    checkList(o.weights, form, "the weights", "a list of numbers, e.g. { weights: [1, 2] }");
+    head.push("WEIGHTS", ...o.weights.map(sc));
+  }
   if (o?.aggregate) head.push("AGGREGATE", o.aggregate);
   if (withScores) head.push("WITHSCORES");
   return c._run(head, transform, flags);
@@ -4087,7 +4090,7 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
   ): Promise<RespValue> {
     const form = "evalScript(script, keys?, args?)";
     checkScript(arguments.length, form, keys, args);
-    if (typeof (script as { length?: unknown } | null)?.length !== "number") {
+    if (typeof script !== "string" && !((script as unknown) instanceof Uint8Array)) {
       cannotUse(script, "the script", form, 'a string, e.g. "return 1"');
     }
     return this.evalsha(sha1Hex(script), keys, args).catch((e: unknown) => {

@@ -168,6 +168,13 @@ describe("command argument checks", () => {
       ["geoadd", ["g", [undefined]], /undefined as a member of geoadd/],
       ["evalScript", [], /undefined as the script of evalScript: expected a string/],
       ["evalScript", [1.5], /the number 1.5 as the script of evalScript: expected a string/],
+      ["evalScript", [["return 1"]], /an array as the script of evalScript: expected a string/],
+      ["zunion", [["a", "b"], { weights: 2 }], /the number 2 as the weights of zunion/],
+      [
+        "zinterstore",
+        ["d", ["a"], { weights: "1" }],
+        /the string "1" as the weights of zinterstore/,
+      ],
       [
         "geosearch",
         ["g", { by: byRadius }],
