@@ -1,13 +1,12 @@
 // deno task sizes: each entry of deno.json bundled on its own (esbuild, minified, ESM,
 // `node:` built-ins external) and gzipped; prints a table, and with --write puts it into
 // README.md between the `entry-sizes` markers.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { bundleEntries, denoExports, ESBUILD } from "./_bundle.ts";
+import { bundleEntries, bundleFile, denoExports, ESBUILD } from "./_bundle.ts";
 import { buildNpm } from "./build_npm.ts";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -45,15 +44,6 @@ function kb(n: number): string {
   return `${(n / 1024).toFixed(1)} KB`;
 }
 
-/** Runs the pinned esbuild with these arguments. */
-function runEsbuild(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("npx", ["-y", ESBUILD, ...args], { cwd: root, stdio: "inherit" });
-    child.on("error", reject);
-    child.on("exit", (code) => code === 0 ? resolve() : reject(new Error(`esbuild: exit ${code}`)));
-  });
-}
-
 const entries = denoExports(root);
 const out = mkdtempSync(join(tmpdir(), "edge-redis-sizes-"));
 let table: string;
@@ -80,20 +70,7 @@ try {
     ] as const
   ) {
     const file = join(out, `runtime-${conditions.split(",")[0]}.js`);
-    await runEsbuild([
-      join(pkg, "mod.js"),
-      "--bundle",
-      "--format=esm",
-      "--platform=neutral",
-      "--target=es2022",
-      "--external:node:*",
-      "--external:cloudflare:*",
-      "--legal-comments=none",
-      "--minify",
-      `--conditions=${conditions}`,
-      `--outfile=${file}`,
-      "--log-level=warning",
-    ]);
+    await bundleFile(root, join(pkg, "mod.js"), file, conditions.split(","));
     const bytes = readFileSync(file);
     rows.push([
       `\`@edge/redis\` for ${runtime} (npm)`,

@@ -23,7 +23,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildNpm, packNpm, TYPESCRIPT } from "../../scripts/build_npm.ts";
 import { type RedisServer, startRedis } from "../_helpers/redis_server.ts";
-import { ESBUILD } from "../../scripts/_bundle.ts";
+import { bundleFile } from "../../scripts/_bundle.ts";
 import { startWorkerd } from "../workers/_workerd.ts";
 
 const NODE_VERSIONS = ["node@20", "node@22"];
@@ -358,20 +358,7 @@ await client.close();
   /** Bundles `file` of the npm project as a user's build does, with these export conditions. */
   async function bundleFor(file: string, conditions: string[]): Promise<string> {
     const out = join(npmProject, `bundle-${conditions.join("-") || "none"}.js`);
-    await sh("npx", [
-      "-y",
-      ESBUILD,
-      file,
-      "--bundle",
-      "--format=esm",
-      "--platform=neutral",
-      "--minify",
-      "--external:node:*",
-      "--external:cloudflare:*",
-      "--log-level=error",
-      ...(conditions.length ? [`--conditions=${conditions.join(",")}`] : []),
-      `--outfile=${out}`,
-    ], { cwd: npmProject });
+    await bundleFile(npmProject, file, out, conditions);
     return readFileSync(out, "utf8");
   }
 

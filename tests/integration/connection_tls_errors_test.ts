@@ -9,7 +9,7 @@ import { defaultConnector } from "../../src/transport/default.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { ConnectionError } from "../../mod.ts";
 import { freePort, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
-import { makeCerts, type TestCerts } from "../_helpers/tls.ts";
+import { makeCerts, startTlsRedis, type TestCerts, type TlsRedis } from "../_helpers/tls.ts";
 import { assertNoLeaks, markLeakBaseline } from "../_helpers/leaks.ts";
 
 function connection(port: number, caCerts?: string[]): Connection {
@@ -33,8 +33,7 @@ describe("Connection TLS errors", () => {
   let server: RedisServer;
   let tlsPort: number;
   // A proper server certificate, from a CA the client is not given.
-  let untrusted: RedisServer;
-  let untrustedPort: number;
+  let untrusted: TlsRedis;
   before(async () => {
     certs = makeCerts();
     tlsPort = await freePort();
@@ -54,20 +53,7 @@ describe("Connection TLS errors", () => {
       ],
       readyPort: tlsPort,
     });
-    untrustedPort = await freePort();
-    untrusted = await startRedis({
-      args: [
-        "--tls-port",
-        String(untrustedPort),
-        "--tls-cert-file",
-        certs.certFile,
-        "--tls-key-file",
-        certs.keyFile,
-        "--tls-auth-clients",
-        "no",
-      ],
-      readyPort: untrustedPort,
-    });
+    untrusted = await startTlsRedis();
   });
   after(async () => {
     await untrusted?.stop();
@@ -94,7 +80,7 @@ describe("Connection TLS errors", () => {
   // are the CA to give in tls.caCerts, not a server without TLS.
   it("says that the server's CA is not trusted, and not that TLS may be off", async () => {
     markLeakBaseline();
-    const conn = connection(untrustedPort);
+    const conn = connection(untrusted.tlsPort);
     const err = await conn.connect().then(() => undefined, (e) => e);
     assert.ok(err instanceof ConnectionError, String(err));
     assert.match(
