@@ -175,13 +175,14 @@ function notOptions(o: unknown, spec: OptionSpec, command: string): never {
  */
 export function cannotUse(v: unknown, what: string, method: string, expected: string): never {
   throw new TypeError(
-    `Cannot use ${received(v)} as ${what} of ${method.split("(")[0]}: expected ${expected}`,
+    `Cannot use ${received(v)} as ${what} of ${nameOf(method)}: expected ${expected}`,
   );
 }
 
-/** The method name of a form: `set` of `set(key, value, options?)`. */
-function nameOf(form: string): string {
-  return form.slice(0, form.indexOf("("));
+/** The method name of a form (`set` of `set(key, value, options?)`), or the name itself. */
+export function nameOf(form: string): string {
+  const i = form.indexOf("(");
+  return i < 0 ? form : form.slice(0, i);
 }
 
 /**

@@ -183,7 +183,7 @@ export class NodeExecutor {
     return this.#unrefTimers ??= unrefClock(clock);
   }
 
-  /** The configured endpoint (changed by `setEndpoint` and `moveTo`). */
+  /** The configured endpoint (changed by `setEndpoint`, which `moveExecutor` calls). */
   get endpoint(): Endpoint {
     return this.#endpoint;
   }

@@ -39,7 +39,7 @@ export {
   cannotUse,
   checkArgs,
   checkCommandOptions,
-  received,
+  nameOf,
   tooManyArguments,
 } from "../_validate.ts";
 

@@ -17,7 +17,13 @@ import * as T from "./_transforms.ts";
 import { sha1Hex } from "./_sha1.ts";
 import * as O from "./_option_specs.ts";
 import type { OptionSpec } from "../_validate.ts";
-import { cannotUse, checkArgs, checkCommandOptions, tooManyArguments } from "./_option_specs.ts";
+import {
+  cannotUse,
+  checkArgs,
+  checkCommandOptions,
+  nameOf,
+  tooManyArguments,
+} from "./_option_specs.ts";
 import type {
   BitfieldOperation,
   BitRangeOptions,
@@ -98,49 +104,32 @@ function secToMs(seconds: number): number {
 const LIST = 'a list, e.g. ["a", "b"]';
 const PAIRS = 'a record or [name, value] pairs, e.g. { a: "1" }';
 
-/**
- * A record or a list of pairs (the pairs of `form`), flattened. Only a missing record or an
- * entry that is no list throws, and only then is the argument looked at again.
- */
+/** A record or a list of pairs (the pairs of `form`), flattened; a missing one or a bad pair refused. */
 function flat(
   pairs: Record<string, RedisArgument> | [RedisArgument, RedisArgument][],
   form: string,
 ): RedisArgument[] {
+  if (pairs == null) cannotUse(pairs, "the pairs", form, PAIRS);
   const out: RedisArgument[] = [];
-  try {
-    if (Array.isArray(pairs)) {
-      // A pair is a list of two: a string would destructure into its first two characters.
-      for (const p of pairs) {
-        if (!Array.isArray(p) || p.length !== 2) cannotUse(p, "a pair", form, PAIRS);
-        out.push(p[0], p[1]);
-      }
-    } else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
-  } catch (e) {
-    shapeError(e, pairs, form, "pair", PAIRS, true);
-  }
+  if (Array.isArray(pairs)) {
+    // A pair is a list of two: a string would destructure into its first two characters.
+    for (const p of pairs) {
+      if (!Array.isArray(p) || p.length !== 2) cannotUse(p, "a pair", form, PAIRS);
+      out.push(p[0], p[1]);
+    }
+  } else for (const k of Object.keys(pairs)) out.push(k, pairs[k] as RedisArgument);
   return out;
 }
 
 /**
  * The error of a list (or one-or-list) argument `v` whose reading threw `e`, called on that
  * failure path only: `v` missing (`the members` of `form`, for `name` "member"), or an entry
- * of it (`a member`) missing or, with `pairs`, no list; else `e` again (a throwing getter).
+ * of it (`a member`) missing; else `e` again (a throwing getter).
  */
-function shapeError(
-  e: unknown,
-  v: unknown,
-  form: string,
-  name: string,
-  expected: string,
-  pairs?: boolean,
-): never {
+function shapeError(e: unknown, v: unknown, form: string, name: string, expected: string): never {
   if (v == null) cannotUse(v, `the ${name}s`, form, expected);
-  if (!pairs || Array.isArray(v)) {
-    for (const x of list(v) as unknown[]) {
-      if (x == null || (pairs && typeof (x as Iterable<unknown>)[Symbol.iterator] !== "function")) {
-        cannotUse(x, `a ${name}`, form, expected);
-      }
-    }
+  for (const x of list(v) as unknown[]) {
+    if (x == null) cannotUse(x, `a ${name}`, form, expected);
   }
   throw e;
 }
@@ -160,7 +149,7 @@ function numKeys(args: RedisArgument[], keys: RedisArgument[], form: string): Re
 
 /** The `keys`/`args` of `eval`, `fcall` and their variants (`form`) are not both lists. */
 function scriptListsError(form: string, keys: unknown, args: unknown): never {
-  const method = form.slice(0, form.indexOf("("));
+  const method = nameOf(form);
   const example = `${method}(script, ["key1"], ["arg1"])`;
   if (typeof keys === "number") {
     throw new TypeError(
@@ -3817,7 +3806,14 @@ export abstract class RedisCommands<S extends string | Uint8Array = string> {
           args.push("OVERFLOW", o.behavior);
           break;
         default:
+          // An unknown op is refused, not left out of the command.
           if (o == null) cannotUse(o, "an operation", form, BITFIELD);
+          cannotUse(
+            (o as { op?: unknown }).op,
+            "the op of an operation",
+            form,
+            '"GET", "SET", "INCRBY" or "OVERFLOW"',
+          );
       }
     }
     return this._run(args, T.numsOrNull, readOnly ? RO : N) as Promise<(number | null)[]>;

@@ -14,9 +14,12 @@ import type { SlotRange } from "./slots.ts";
  * - `MIGRATING`, `FAILING_OVER`: a connection window, covering only the connection that
  *   received it, until the matching end notification (`MIGRATED`, `FAILED_OVER`) or the
  *   `relaxedWindowMaxDuration` backstop.
- * - `SMIGRATING`: a client window, covering every attached connection (each receives its own
- *   copy; each seq opens one window), until an `SMIGRATED` closes it (one window per SMIGRATED)
- *   or the `relaxedWindowMaxDuration` backstop.
+ * - `SMIGRATING`: with a `MaintenanceController` (a cluster client's), a client window, covering
+ *   every attached connection (each receives its own copy; each seq opens one window), until an
+ *   `SMIGRATED` closes it (one window per SMIGRATED) or the `relaxedWindowMaxDuration` backstop.
+ *   A `StandaloneMaintenanceController` reads SMIGRATING / SMIGRATED only to their seq and keeps
+ *   a connection window, as for `MIGRATING` (no `slots`, no `open`; an SMIGRATED it cannot read
+ *   further is not reported `malformed`, it closes the window).
  * - `MOVING`: an endpoint window, covering every connection attached to that endpoint
  *   (including ones attached later) for the announced time.
  */
@@ -64,9 +67,12 @@ export interface WindowOpenedDecision<C> {
   until: number;
   /** MOVING only: the announced target, or `null` when the server gave none. */
   target?: Endpoint | null;
-  /** SMIGRATING only: the slots that start moving. */
+  /** SMIGRATING of a `MaintenanceController` only: the slots that start moving. */
   slots?: SlotRange[];
-  /** SMIGRATING only: the SMIGRATING windows of the client open now (this one included). */
+  /**
+   * SMIGRATING of a `MaintenanceController` only: the SMIGRATING windows of the client open now
+   * (this one included).
+   */
   open?: number;
 }
 
@@ -81,8 +87,9 @@ export interface WindowClosedDecision<C> {
   /** The endpoint of the window (MOVING) or of its connection. */
   endpoint: string;
   /**
-   * The connection of a connection window, the connection whose `SMIGRATED` closed an
-   * SMIGRATING window; absent for a MOVING window and for a backstop of an SMIGRATING window.
+   * The connection of a connection window (an SMIGRATING window of a
+   * `StandaloneMaintenanceController` is one), the connection whose `SMIGRATED` closed a client
+   * SMIGRATING window; absent for a MOVING window and for a backstop of a client window.
    */
   connection?: C;
   /**

@@ -9,6 +9,10 @@
  */
 
 import type { Connector } from "./types.ts";
+import { loadRuntimeConnector as loadDeno } from "./_runtime_deno.ts";
+import { loadRuntimeConnector as loadBun } from "./_runtime_bun.ts";
+import { loadRuntimeConnector as loadWorkers } from "./_runtime_workers.ts";
+import { loadRuntimeConnector as loadNode } from "./_runtime_node.ts";
 
 /**
  * Cloudflare Workers and workerd: `navigator.userAgent` is documented to be
@@ -22,8 +26,8 @@ function onWorkers(): boolean {
 
 /** The connector of the runtime this code runs on. */
 export function loadRuntimeConnector(): Promise<Connector> {
-  if ("Deno" in globalThis) return import("./deno.ts").then((m) => m.denoConnector);
-  if ("Bun" in globalThis) return import("./bun.ts").then((m) => m.bunConnector);
-  if (onWorkers()) return import("./workers.ts").then((m) => m.workersConnector);
-  return import("./node.ts").then((m) => m.nodeConnector);
+  if ("Deno" in globalThis) return loadDeno();
+  if ("Bun" in globalThis) return loadBun();
+  if (onWorkers()) return loadWorkers();
+  return loadNode();
 }

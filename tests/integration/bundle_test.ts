@@ -237,8 +237,8 @@ console.log(JSON.stringify(during));
     // time on every cold start. 213.4 KB before the client-side cache and the OpenTelemetry
     // recorder became parts; 174.8 KB with them out and the commands written behind the
     // handshake; -5.9 KB for the slot-migration handling moved to the cluster client, -5.2 KB for
-    // the typed commands sharing their checks, -3.3 KB in the layers below, +1.3 KB for the shape
-    // errors of key lists, pairs and members: 161.7 KB. The bound catches growth. A build for one
+    // the typed commands sharing their checks, -3.3 KB in the layers below, +1.4 KB for the shape
+    // errors of key lists, pairs and members: 161.8 KB. The bound catches growth. A build for one
     // runtime from the npm package is smaller still (tests/install checks which transports it
     // carries). The key table (src/commands/key_spec.ts) is in `./cache` and `./cluster` only,
     // and ships as dictionaries and index characters, never as the text rows it decodes to.

@@ -120,6 +120,12 @@ describe("command argument checks", () => {
       ],
       ["bitfield", ["k", 1], /the number 1 as the operations of bitfield/],
       ["bitfield", ["k", [null]], /null as an operation of bitfield: expected a list/],
+      // An unknown op was left out of the command (BITFIELD k with nothing of it).
+      [
+        "bitfield",
+        ["k", [{ op: "get", type: "u8", offset: 0 }]],
+        /the string "get" as the op of an operation of bitfield: expected "GET", "SET"/,
+      ],
       ["lmpop", [undefined, "LEFT"], /undefined as the keys of lmpop: expected a list/],
       ["zmpop", [{ a: 1 }, "MIN"], /an object as the keys of zmpop: expected a list/],
       ["blmpop", [1], /undefined as the keys of blmpop: expected a list/],
